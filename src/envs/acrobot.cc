@@ -1,0 +1,108 @@
+#include "envs/acrobot.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace asyncrl {
+namespace {
+
+constexpr double kMass1 = 1.0;
+constexpr double kMass2 = 1.0;
+constexpr double kLength1 = 1.0;
+constexpr double kCom1 = 0.5;
+constexpr double kCom2 = 0.5;
+constexpr double kMoi = 1.0;
+constexpr double kG = 9.8;
+
+double Wrap(double x, double low, double high) {
+  const double diff = high - low;
+  while (x > high) x -= diff;
+  while (x < low) x += diff;
+  return x;
+}
+
+}  // namespace
+
+Acrobot::Acrobot()
+    : observation_space_(Space::Box(
+          {6},
+          {-1, -1, -1, -1, static_cast<float>(-kMaxVel1),
+           static_cast<float>(-kMaxVel2)},
+          {1, 1, 1, 1, static_cast<float>(kMaxVel1),
+           static_cast<float>(kMaxVel2)})),
+      action_space_(Space::Discrete(3)) {}
+
+void Acrobot::set_state(const std::array<double, 4>& state) {
+  state_ = state;
+  Observe();
+}
+
+FloatView Acrobot::Observe() {
+  obs_ = {static_cast<float>(std::cos(state_[0])),
+          static_cast<float>(std::sin(state_[0])),
+          static_cast<float>(std::cos(state_[1])),
+          static_cast<float>(std::sin(state_[1])),
+          static_cast<float>(state_[2]), static_cast<float>(state_[3])};
+  return FloatView{obs_.data(), 6};
+}
+
+FloatView Acrobot::DoReset(std::optional<uint64_t> seed) {
+  if (seed) rng_.Seed(*seed);
+  for (double& s : state_) s = rng_.Uniform(-0.1, 0.1);
+  return Observe();
+}
+
+std::array<double, 4> Acrobot::Derivatives(const std::array<double, 4>& s,
+                                           double torque) {
+  const auto [theta1, theta2, dtheta1, dtheta2] = s;
+  const double d1 = kMass1 * kCom1 * kCom1 +
+                    kMass2 * (kLength1 * kLength1 + kCom2 * kCom2 +
+                              2 * kLength1 * kCom2 * std::cos(theta2)) +
+                    kMoi + kMoi;
+  const double d2 =
+      kMass2 * (kCom2 * kCom2 + kLength1 * kCom2 * std::cos(theta2)) + kMoi;
+  const double phi2 = kMass2 * kCom2 * kG * std::cos(theta1 + theta2 - kPi / 2);
+  const double phi1 =
+      -kMass2 * kLength1 * kCom2 * dtheta2 * dtheta2 * std::sin(theta2) -
+      2 * kMass2 * kLength1 * kCom2 * dtheta2 * dtheta1 * std::sin(theta2) +
+      (kMass1 * kCom1 + kMass2 * kLength1) * kG * std::cos(theta1 - kPi / 2) +
+      phi2;
+  const double ddtheta2 =
+      (torque + d2 / d1 * phi1 -
+       kMass2 * kLength1 * kCom2 * dtheta1 * dtheta1 * std::sin(theta2) -
+       phi2) /
+      (kMass2 * kCom2 * kCom2 + kMoi - d2 * d2 / d1);
+  const double ddtheta1 = -(d2 * ddtheta2 + phi1) / d1;
+  return {dtheta1, dtheta2, ddtheta1, ddtheta2};
+}
+
+StepResult Acrobot::DoStep(const Action& action) {
+  const double torque = static_cast<double>(action.index) - 1.0;
+  auto add = [](const std::array<double, 4>& y, double h,
+                const std::array<double, 4>& k) {
+    return std::array<double, 4>{y[0] + h * k[0], y[1] + h * k[1],
+                                 y[2] + h * k[2], y[3] + h * k[3]};
+  };
+  const auto k1 = Derivatives(state_, torque);
+  const auto k2 = Derivatives(add(state_, kDt / 2, k1), torque);
+  const auto k3 = Derivatives(add(state_, kDt / 2, k2), torque);
+  const auto k4 = Derivatives(add(state_, kDt, k3), torque);
+  std::array<double, 4> next;
+  for (size_t i = 0; i < 4; ++i) {
+    next[i] = state_[i] + kDt / 6.0 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
+  }
+  next[0] = Wrap(next[0], -kPi, kPi);
+  next[1] = Wrap(next[1], -kPi, kPi);
+  next[2] = std::clamp(next[2], -kMaxVel1, kMaxVel1);
+  next[3] = std::clamp(next[3], -kMaxVel2, kMaxVel2);
+  state_ = next;
+
+  StepResult result;
+  result.observation = Observe();
+  result.terminated =
+      -std::cos(state_[0]) - std::cos(state_[1] + state_[0]) > 1.0;
+  result.reward = result.terminated ? 0.0 : -1.0;
+  return result;
+}
+
+}  // namespace asyncrl

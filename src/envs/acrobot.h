@@ -1,0 +1,50 @@
+// Acrobot: gym's Acrobot-v1 swing-up task (Sutton & Barto's "book" dynamics),
+// integrated with one fourth-order Runge-Kutta step of dt = 0.2 per action.
+#ifndef ASYNCRL_ENVS_ACROBOT_H_
+#define ASYNCRL_ENVS_ACROBOT_H_
+
+#include <array>
+
+#include "envs/env.h"
+#include "misc/rng.h"
+
+namespace asyncrl {
+
+// Observation: cos/sin of both joint angles and both angular velocities.
+// Actions: torque -1, 0, +1 on the second joint. Reward -1 per step, 0 on the
+// step that reaches the goal height. No time limit (the registry adds 500).
+class Acrobot : public Env {
+ public:
+  Acrobot();
+  std::string Name() const override { return "Acrobot"; }
+  const Space& ObservationSpace() const override { return observation_space_; }
+  const Space& ActionSpace() const override { return action_space_; }
+  const std::array<double, 4>& state() const { return state_; }
+  void set_state(const std::array<double, 4>& state);
+
+  // Time derivative of (theta1, theta2, dtheta1, dtheta2) under `torque`.
+  static std::array<double, 4> Derivatives(const std::array<double, 4>& s,
+                                           double torque);
+
+  static constexpr double kDt = 0.2;
+  static constexpr double kPi = 3.14159265358979323846;
+  static constexpr double kMaxVel1 = 4 * kPi;
+  static constexpr double kMaxVel2 = 9 * kPi;
+
+ protected:
+  FloatView DoReset(std::optional<uint64_t> seed) override;
+  StepResult DoStep(const Action& action) override;
+
+ private:
+  FloatView Observe();
+
+  Space observation_space_;
+  Space action_space_;
+  Rng rng_;
+  std::array<double, 4> state_{};
+  std::array<float, 6> obs_{};
+};
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_ENVS_ACROBOT_H_

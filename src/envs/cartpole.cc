@@ -1,0 +1,60 @@
+#include "envs/cartpole.h"
+
+#include <cmath>
+#include <limits>
+
+namespace asyncrl {
+
+CartPole::CartPole()
+    : observation_space_(Space::Box(
+          {4},
+          {-2 * kXThreshold, -std::numeric_limits<float>::max(),
+           -2 * kThetaThreshold, -std::numeric_limits<float>::max()},
+          {2 * kXThreshold, std::numeric_limits<float>::max(),
+           2 * kThetaThreshold, std::numeric_limits<float>::max()})),
+      action_space_(Space::Discrete(2)) {}
+
+void CartPole::set_state(const std::array<double, 4>& state) {
+  state_ = state;
+  Observe();
+}
+
+FloatView CartPole::Observe() {
+  for (size_t i = 0; i < 4; ++i) obs_[i] = static_cast<float>(state_[i]);
+  return FloatView{obs_.data(), 4};
+}
+
+FloatView CartPole::DoReset(std::optional<uint64_t> seed) {
+  if (seed) rng_.Seed(*seed);
+  for (double& s : state_) s = rng_.Uniform(-0.05, 0.05);
+  return Observe();
+}
+
+StepResult CartPole::DoStep(const Action& action) {
+  constexpr double kTotalMass = kMassPole + kMassCart;
+  constexpr double kPoleMassLength = kMassPole * kLength;
+  auto& [x, x_dot, theta, theta_dot] = state_;
+  const double force = action.index == 1 ? kForceMag : -kForceMag;
+  const double cos_theta = std::cos(theta);
+  const double sin_theta = std::sin(theta);
+  const double temp =
+      (force + kPoleMassLength * theta_dot * theta_dot * sin_theta) /
+      kTotalMass;
+  const double theta_acc =
+      (kGravity * sin_theta - cos_theta * temp) /
+      (kLength * (4.0 / 3.0 - kMassPole * cos_theta * cos_theta / kTotalMass));
+  const double x_acc = temp - kPoleMassLength * theta_acc * cos_theta / kTotalMass;
+  x += kTau * x_dot;
+  x_dot += kTau * x_acc;
+  theta += kTau * theta_dot;
+  theta_dot += kTau * theta_acc;
+
+  StepResult result;
+  result.observation = Observe();
+  result.reward = 1.0;
+  result.terminated = x < -kXThreshold || x > kXThreshold ||
+                      theta < -kThetaThreshold || theta > kThetaThreshold;
+  return result;
+}
+
+}  // namespace asyncrl

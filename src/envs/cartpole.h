@@ -1,0 +1,51 @@
+// CartPole: gym's classic cart-pole balancing task (Barto, Sutton & Anderson,
+// 1983), same equations, constants and termination; Euler integration.
+#ifndef ASYNCRL_ENVS_CARTPOLE_H_
+#define ASYNCRL_ENVS_CARTPOLE_H_
+
+#include <array>
+
+#include "envs/env.h"
+#include "misc/rng.h"
+
+namespace asyncrl {
+
+// Without a time limit; the registry wraps it (200 steps for v0, 500 for v1).
+// Observation: x, x_dot, theta, theta_dot. Actions: 0 push left, 1 push right.
+// Reward 1 on every step, including the terminating one.
+class CartPole : public Env {
+ public:
+  CartPole();
+  std::string Name() const override { return "CartPole"; }
+  const Space& ObservationSpace() const override { return observation_space_; }
+  const Space& ActionSpace() const override { return action_space_; }
+  // The full double-precision state (tests compare it with the equations).
+  const std::array<double, 4>& state() const { return state_; }
+  void set_state(const std::array<double, 4>& state);
+
+  static constexpr double kGravity = 9.8;
+  static constexpr double kMassCart = 1.0;
+  static constexpr double kMassPole = 0.1;
+  static constexpr double kLength = 0.5;  // Half the pole's length.
+  static constexpr double kForceMag = 10.0;
+  static constexpr double kTau = 0.02;
+  static constexpr double kThetaThreshold = 12.0 * 2.0 * 3.14159265358979323846 / 360.0;
+  static constexpr double kXThreshold = 2.4;
+
+ protected:
+  FloatView DoReset(std::optional<uint64_t> seed) override;
+  StepResult DoStep(const Action& action) override;
+
+ private:
+  FloatView Observe();
+
+  Space observation_space_;
+  Space action_space_;
+  Rng rng_;
+  std::array<double, 4> state_{};
+  std::array<float, 4> obs_{};
+};
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_ENVS_CARTPOLE_H_

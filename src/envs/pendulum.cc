@@ -1,0 +1,59 @@
+#include "envs/pendulum.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace asyncrl {
+
+Pendulum::Pendulum()
+    : observation_space_(Space::Box(
+          {3}, {-1, -1, static_cast<float>(-kMaxSpeed)},
+          {1, 1, static_cast<float>(kMaxSpeed)})),
+      action_space_(Space::Box({1}, static_cast<float>(-kMaxTorque),
+                               static_cast<float>(kMaxTorque))) {}
+
+double Pendulum::AngleNormalize(double x) {
+  double m = std::fmod(x + kPi, 2 * kPi);
+  if (m < 0) m += 2 * kPi;
+  return m - kPi;
+}
+
+void Pendulum::set_state(const std::array<double, 2>& state) {
+  state_ = state;
+  Observe();
+}
+
+FloatView Pendulum::Observe() {
+  obs_ = {static_cast<float>(std::cos(state_[0])),
+          static_cast<float>(std::sin(state_[0])),
+          static_cast<float>(state_[1])};
+  return FloatView{obs_.data(), 3};
+}
+
+FloatView Pendulum::DoReset(std::optional<uint64_t> seed) {
+  if (seed) rng_.Seed(*seed);
+  state_ = {rng_.Uniform(-kPi, kPi), rng_.Uniform(-1.0, 1.0)};
+  return Observe();
+}
+
+StepResult Pendulum::DoStep(const Action& action) {
+  auto& [theta, theta_dot] = state_;
+  const double u = std::clamp(static_cast<double>(action.values[0]),
+                              -kMaxTorque, kMaxTorque);
+  const double th = AngleNormalize(theta);
+  const double cost = th * th + 0.1 * theta_dot * theta_dot + 0.001 * u * u;
+  double new_theta_dot =
+      theta_dot + (3 * kG / (2 * kLength) * std::sin(theta) +
+                   3.0 / (kMass * kLength * kLength) * u) *
+                      kDt;
+  new_theta_dot = std::clamp(new_theta_dot, -kMaxSpeed, kMaxSpeed);
+  theta += new_theta_dot * kDt;
+  theta_dot = new_theta_dot;
+
+  StepResult result;
+  result.observation = Observe();
+  result.reward = -cost;
+  return result;
+}
+
+}  // namespace asyncrl

@@ -1,0 +1,53 @@
+// Pendulum: gym's Pendulum-v1 inverted-pendulum swing-up with a continuous
+// torque action; same constants and cost.
+#ifndef ASYNCRL_ENVS_PENDULUM_H_
+#define ASYNCRL_ENVS_PENDULUM_H_
+
+#include <array>
+
+#include "envs/env.h"
+#include "misc/rng.h"
+
+namespace asyncrl {
+
+// Observation: cos(theta), sin(theta), theta_dot. Action: one torque in
+// [-2, 2] (values outside are rejected; agents clip). Reward is minus the
+// cost theta^2 + 0.1 theta_dot^2 + 0.001 u^2. Never terminates; the registry
+// adds a 200-step limit.
+class Pendulum : public Env {
+ public:
+  Pendulum();
+  std::string Name() const override { return "Pendulum"; }
+  const Space& ObservationSpace() const override { return observation_space_; }
+  const Space& ActionSpace() const override { return action_space_; }
+  const std::array<double, 2>& state() const { return state_; }
+  void set_state(const std::array<double, 2>& state);
+
+  static constexpr double kMaxSpeed = 8.0;
+  static constexpr double kMaxTorque = 2.0;
+  static constexpr double kDt = 0.05;
+  static constexpr double kG = 10.0;
+  static constexpr double kMass = 1.0;
+  static constexpr double kLength = 1.0;
+  static constexpr double kPi = 3.14159265358979323846;
+
+  // Maps an angle to [-pi, pi).
+  static double AngleNormalize(double x);
+
+ protected:
+  FloatView DoReset(std::optional<uint64_t> seed) override;
+  StepResult DoStep(const Action& action) override;
+
+ private:
+  FloatView Observe();
+
+  Space observation_space_;
+  Space action_space_;
+  Rng rng_;
+  std::array<double, 2> state_{};
+  std::array<float, 3> obs_{};
+};
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_ENVS_PENDULUM_H_

@@ -1,0 +1,94 @@
+#include "envs/registry.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "envs/acrobot.h"
+#include "envs/cartpole.h"
+#include "envs/mountain_car.h"
+#include "envs/pendulum.h"
+#include "envs/wrappers.h"
+
+namespace asyncrl {
+
+void EnvOptions::Validate() const {
+  if (max_episode_steps < 0) {
+    throw std::invalid_argument(
+        "max_episode_steps=" + std::to_string(max_episode_steps) +
+        " is invalid; accepted: 0 (the environment's default) or a positive "
+        "integer");
+  }
+  if (!std::isfinite(reward_scale)) {
+    throw std::invalid_argument("reward_scale=" + std::to_string(reward_scale) +
+                                " is invalid; accepted: a finite number");
+  }
+}
+
+void EnvRegistry::Register(const std::string& name, Factory factory,
+                           int64_t max_episode_steps) {
+  if (!entries_.emplace(name, Entry{std::move(factory), max_episode_steps})
+           .second) {
+    throw std::logic_error("environment '" + name + "' is already registered");
+  }
+}
+
+bool EnvRegistry::Contains(const std::string& name) const {
+  return entries_.count(name) > 0;
+}
+
+std::vector<std::string> EnvRegistry::Names() const {
+  std::vector<std::string> names;
+  names.reserve(entries_.size());
+  for (const auto& [name, entry] : entries_) names.push_back(name);
+  return names;
+}
+
+std::unique_ptr<Env> EnvRegistry::Make(const std::string& name,
+                                       const EnvOptions& options) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) {
+    std::string known;
+    for (const auto& n : Names()) known += (known.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown environment '" + name +
+                                "'; registered: " + known);
+  }
+  options.Validate();
+  std::unique_ptr<Env> env = it->second.factory();
+  const int64_t limit = options.max_episode_steps > 0
+                            ? options.max_episode_steps
+                            : it->second.max_episode_steps;
+  if (limit > 0) env = std::make_unique<TimeLimit>(std::move(env), limit);
+  if (options.reward_scale != 1.0) {
+    env = std::make_unique<RewardScale>(std::move(env), options.reward_scale);
+  }
+  return env;
+}
+
+void RegisterClassicControl(EnvRegistry& registry) {
+  registry.Register("CartPole-v0", [] { return std::make_unique<CartPole>(); },
+                    200);
+  registry.Register("CartPole-v1", [] { return std::make_unique<CartPole>(); },
+                    500);
+  registry.Register("Acrobot-v1", [] { return std::make_unique<Acrobot>(); },
+                    500);
+  registry.Register("MountainCar-v0",
+                    [] { return std::make_unique<MountainCar>(); }, 200);
+  registry.Register("Pendulum-v1", [] { return std::make_unique<Pendulum>(); },
+                    200);
+}
+
+EnvRegistry& DefaultEnvRegistry() {
+  static EnvRegistry* registry = [] {
+    auto* r = new EnvRegistry();
+    RegisterClassicControl(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+std::unique_ptr<Env> MakeEnv(const std::string& name,
+                             const EnvOptions& options) {
+  return DefaultEnvRegistry().Make(name, options);
+}
+
+}  // namespace asyncrl

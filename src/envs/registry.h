@@ -1,0 +1,63 @@
+// A name-to-factory registry of environments. MakeEnv("CartPole-v1", opts)
+// builds an environment with its registered time limit and the requested
+// wrappers; an unknown name's error lists every registered name.
+#ifndef ASYNCRL_ENVS_REGISTRY_H_
+#define ASYNCRL_ENVS_REGISTRY_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "envs/env.h"
+
+namespace asyncrl {
+
+// Options applied on top of a registered environment.
+struct EnvOptions {
+  // Overrides the registered episode limit when > 0; 0 keeps it.
+  int64_t max_episode_steps = 0;
+  // Multiplies rewards (1 = unchanged). Finite.
+  double reward_scale = 1.0;
+
+  // Throws std::invalid_argument naming the bad field and its value.
+  void Validate() const;
+};
+
+// Not thread-safe while registering; lookups after registration are const.
+class EnvRegistry {
+ public:
+  using Factory = std::function<std::unique_ptr<Env>()>;
+
+  // Registers `name` with a factory of the unwrapped environment and its
+  // default episode limit (0 = none). Throws if the name is taken.
+  void Register(const std::string& name, Factory factory,
+                int64_t max_episode_steps);
+  bool Contains(const std::string& name) const;
+  std::vector<std::string> Names() const;
+  // Throws std::invalid_argument listing every registered name if unknown.
+  std::unique_ptr<Env> Make(const std::string& name,
+                            const EnvOptions& options = {}) const;
+
+ private:
+  struct Entry {
+    Factory factory;
+    int64_t max_episode_steps;
+  };
+  std::map<std::string, Entry> entries_;
+};
+
+// Registers CartPole-v0/v1, Acrobot-v1, MountainCar-v0 and Pendulum-v1.
+void RegisterClassicControl(EnvRegistry& registry);
+
+// The process-wide registry holding every built-in environment.
+EnvRegistry& DefaultEnvRegistry();
+
+// Shorthand for DefaultEnvRegistry().Make(name, options).
+std::unique_ptr<Env> MakeEnv(const std::string& name,
+                             const EnvOptions& options = {});
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_ENVS_REGISTRY_H_

@@ -1,0 +1,20 @@
+// Blocking waits on a 32-bit flag in shared memory across processes (Linux
+// futex), so a worker can sleep until the coordinator raises a flag without
+// polling.
+#ifndef ASYNCRL_MISC_FUTEX_H_
+#define ASYNCRL_MISC_FUTEX_H_
+
+#include <atomic>
+#include <cstdint>
+
+namespace asyncrl {
+
+// Blocks until `flag` is non-zero. Safe from any process mapping the flag.
+void WaitUntilNonZero(std::atomic<int32_t>& flag);
+
+// Sets `flag` to `value` and wakes every process blocked on it.
+void StoreAndWakeAll(std::atomic<int32_t>& flag, int32_t value);
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_MISC_FUTEX_H_

@@ -1,0 +1,69 @@
+// A group of forked worker processes watched by the parent. If one fails
+// (non-zero exit or a signal) or the parent gets SIGINT/SIGTERM, the parent
+// raises a shared stop flag, gives the others a grace period to finish, then
+// kills them; it returns a report of how every worker ended.
+#ifndef ASYNCRL_MISC_PROCESS_GROUP_H_
+#define ASYNCRL_MISC_PROCESS_GROUP_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace asyncrl {
+
+// How one worker ended.
+struct WorkerEnd {
+  int process_idx = 0;
+  pid_t pid = 0;
+  bool signaled = false;       // Ended by a signal (else exited).
+  int exit_code = 0;           // When exited.
+  int signal = 0;              // When signaled.
+  bool killed_by_group = false;  // SIGKILLed by the parent after the grace.
+  std::string message;         // What the worker's function threw, if any.
+
+  // A failure is a non-zero exit or a signal the group did not send.
+  bool Failed() const;
+  // "worker 3 (pid 1234) was killed by signal SIGSEGV" and the like.
+  std::string Describe() const;
+};
+
+struct GroupReport {
+  std::vector<WorkerEnd> workers;  // Indexed by process_idx.
+  int stop_signal = 0;             // SIGINT/SIGTERM received by the parent.
+  int first_failure = -1;          // process_idx of the first failed worker.
+  bool Ok() const { return first_failure < 0 && stop_signal == 0; }
+};
+
+struct ProcessGroupOptions {
+  int num_workers = 1;
+  // Raised (set to 1) when the group stops; workers poll it. May be null.
+  // Must live in memory shared with the workers.
+  std::atomic<int32_t>* stop_flag = nullptr;
+  // How long workers get to stop by themselves before SIGKILL.
+  std::chrono::milliseconds grace{3000};
+  // Called in the parent about every `tick_interval` while workers run.
+  std::function<void()> on_tick;
+  std::chrono::milliseconds tick_interval{1000};
+};
+
+// Forks `num_workers` processes running fn(process_idx) and waits for all.
+// In a worker, an exception from fn is sent to the parent as the worker's
+// message and the worker exits with status 1; returning exits with 0. Workers
+// ignore SIGINT (the parent coordinates the stop), die with the parent
+// (PR_SET_PDEATHSIG) and end with _exit, so they run no atexit handlers.
+// A second SIGINT/SIGTERM during the grace period kills the workers at once.
+// Must be called from a single-threaded parent.
+GroupReport RunProcessGroup(const ProcessGroupOptions& options,
+                            const std::function<void(int)>& fn);
+
+// "SIGSEGV" for SIGSEGV, "signal 77" for an unknown number.
+std::string SignalName(int signal);
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_MISC_PROCESS_GROUP_H_

@@ -1,0 +1,72 @@
+// Shared memory for the asynchronous trainer: one anonymous mapping made by
+// the parent before fork, inherited by every worker. It holds a control block
+// (lock-free counters, flags, an interprocess mutex) and two flat float
+// arrays: every model parameter in one buffer, optimizer statistics in
+// another.
+#ifndef ASYNCRL_MISC_SHARED_REGION_H_
+#define ASYNCRL_MISC_SHARED_REGION_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/sync/interprocess_mutex.hpp>
+
+namespace asyncrl {
+
+// Lives at the start of the mapping. Atomics are lock-free (checked at compile
+// time), so they work across processes. Fields written by several workers on
+// every step sit on cache lines of their own.
+struct ControlBlock {
+  alignas(64) std::atomic<int64_t> global_step{0};
+  alignas(64) std::atomic<int64_t> episodes{0};
+  alignas(64) std::atomic<int32_t> stop{0};           // Asked to stop.
+  std::atomic<int32_t> training_done{0};              // successful_score hit.
+  // Evaluation schedule: the last step at which an evaluation was due.
+  std::atomic<int64_t> prev_eval_t{0};
+  // Guarded by `mutex`: best evaluation mean so far, and writes to shared
+  // files (scores.txt rows, best/ checkpoint).
+  boost::interprocess::interprocess_mutex mutex;
+  double best_score = 0.0;
+  int32_t has_best_score = 0;
+};
+
+static_assert(std::atomic<int64_t>::is_always_lock_free,
+              "64-bit atomics must be lock-free to be shared across processes");
+static_assert(std::atomic<int32_t>::is_always_lock_free,
+              "32-bit atomics must be lock-free to be shared across processes");
+
+// Owns the mapping; every process that inherits it (fork) sees the same
+// memory. The float arrays are 64-byte aligned and zero-initialised. Safe to
+// use from any process that inherited it; the arrays are not synchronised
+// (Hogwild).
+class SharedRegion {
+ public:
+  // Throws std::runtime_error naming the size asked for if mapping fails.
+  SharedRegion(int64_t num_params, int64_t num_optimizer_floats);
+  ~SharedRegion();
+  SharedRegion(const SharedRegion&) = delete;
+  SharedRegion& operator=(const SharedRegion&) = delete;
+
+  ControlBlock& control() { return *control_; }
+  float* params() { return params_; }
+  float* optimizer_state() { return optimizer_state_; }
+  int64_t num_params() const { return num_params_; }
+  int64_t num_optimizer_floats() const { return num_optimizer_floats_; }
+  size_t size_bytes() const { return region_.get_size(); }
+
+  // Bytes a region of these sizes maps (control block plus aligned arrays).
+  static size_t BytesFor(int64_t num_params, int64_t num_optimizer_floats);
+
+ private:
+  boost::interprocess::mapped_region region_;
+  ControlBlock* control_ = nullptr;
+  float* params_ = nullptr;
+  float* optimizer_state_ = nullptr;
+  int64_t num_params_ = 0;
+  int64_t num_optimizer_floats_ = 0;
+};
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_MISC_SHARED_REGION_H_

@@ -1,0 +1,153 @@
+// The worker process group and the shared region, exercised through real
+// forks: counters under contention, failures by exception and by signal,
+// SIGINT to the parent, and workers that ignore the stop flag.
+#include "misc/process_group.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <stdexcept>
+
+#include "misc/futex.h"
+#include "misc/shared_region.h"
+
+namespace asyncrl {
+namespace {
+
+class ProcessGroupTest : public ::testing::Test {
+ protected:
+  ProcessGroupTest() : region_(16, 0) {}
+
+  ProcessGroupOptions Options(int n) {
+    ProcessGroupOptions options;
+    options.num_workers = n;
+    options.stop_flag = &region_.control().stop;
+    options.grace = std::chrono::milliseconds(5000);
+    return options;
+  }
+
+  // Blocks the calling worker until the group raises the stop flag.
+  void WaitForStop() { WaitUntilNonZero(region_.control().stop); }
+
+  SharedRegion region_;
+};
+
+TEST_F(ProcessGroupTest, CounterIncrementsFromAllWorkersAddUp) {
+  constexpr int kWorkers = 4;
+  constexpr int kIncrements = 20000;
+  auto& control = region_.control();
+  GroupReport report = RunProcessGroup(Options(kWorkers), [&](int idx) {
+    for (int i = 0; i < kIncrements; ++i) control.global_step.fetch_add(1);
+    region_.params()[idx] = static_cast<float>(idx + 1);
+  });
+  EXPECT_TRUE(report.Ok());
+  EXPECT_EQ(control.global_step.load(), kWorkers * kIncrements);
+  for (int i = 0; i < kWorkers; ++i) {
+    EXPECT_EQ(region_.params()[i], static_cast<float>(i + 1));  // Child writes.
+    EXPECT_EQ(report.workers[i].exit_code, 0);
+    EXPECT_FALSE(report.workers[i].Failed());
+  }
+}
+
+TEST_F(ProcessGroupTest, SegfaultIsReportedAndStopsTheOthers) {
+  GroupReport report = RunProcessGroup(Options(3), [&](int idx) {
+    if (idx == 1) {
+      raise(SIGSEGV);
+    }
+    WaitForStop();
+  });
+  EXPECT_FALSE(report.Ok());
+  EXPECT_EQ(report.first_failure, 1);
+  const WorkerEnd& w = report.workers[1];
+  EXPECT_TRUE(w.signaled);
+  EXPECT_EQ(w.signal, SIGSEGV);
+  EXPECT_NE(w.Describe().find("SIGSEGV"), std::string::npos) << w.Describe();
+  EXPECT_NE(w.Describe().find("worker 1 (pid " + std::to_string(w.pid)),
+            std::string::npos);
+  // The others saw the stop flag and exited cleanly.
+  EXPECT_EQ(report.workers[0].exit_code, 0);
+  EXPECT_FALSE(report.workers[0].signaled);
+  EXPECT_EQ(report.workers[2].exit_code, 0);
+  EXPECT_EQ(region_.control().stop.load(), 1);
+}
+
+TEST_F(ProcessGroupTest, ExceptionIsReportedWithExitCodeAndMessage) {
+  GroupReport report = RunProcessGroup(Options(2), [&](int idx) {
+    if (idx == 0) throw std::runtime_error("env exploded at step 7");
+    WaitForStop();
+  });
+  EXPECT_EQ(report.first_failure, 0);
+  const WorkerEnd& w = report.workers[0];
+  EXPECT_FALSE(w.signaled);
+  EXPECT_EQ(w.exit_code, 1);
+  EXPECT_EQ(w.message, "env exploded at step 7");
+  EXPECT_NE(w.Describe().find("exited with status 1: env exploded at step 7"),
+            std::string::npos)
+      << w.Describe();
+  EXPECT_FALSE(report.workers[1].Failed());
+}
+
+TEST_F(ProcessGroupTest, SigintToParentStopsTheGroup) {
+  GroupReport report = RunProcessGroup(Options(3), [&](int idx) {
+    if (idx == 2) kill(getppid(), SIGINT);
+    WaitForStop();
+  });
+  EXPECT_EQ(report.stop_signal, SIGINT);
+  EXPECT_EQ(report.first_failure, -1);
+  EXPECT_FALSE(report.Ok());
+  for (const auto& w : report.workers) EXPECT_EQ(w.exit_code, 0);
+}
+
+TEST_F(ProcessGroupTest, WorkerIgnoringStopIsKilledAfterGrace) {
+  ProcessGroupOptions options = Options(2);
+  options.grace = std::chrono::milliseconds(200);
+  GroupReport report = RunProcessGroup(options, [&](int idx) {
+    if (idx == 0) throw std::runtime_error("boom");
+    while (true) pause();  // Never looks at the stop flag.
+  });
+  EXPECT_EQ(report.first_failure, 0);
+  const WorkerEnd& stubborn = report.workers[1];
+  EXPECT_TRUE(stubborn.signaled);
+  EXPECT_EQ(stubborn.signal, SIGKILL);
+  EXPECT_TRUE(stubborn.killed_by_group);
+  EXPECT_FALSE(stubborn.Failed());
+}
+
+TEST_F(ProcessGroupTest, NonPositiveWorkerCountIsRejected) {
+  EXPECT_THROW(RunProcessGroup(Options(0), [](int) {}), std::invalid_argument);
+}
+
+TEST(SignalNameTest, NamesKnownAndUnknownSignals) {
+  EXPECT_EQ(SignalName(SIGSEGV), "SIGSEGV");
+  EXPECT_EQ(SignalName(SIGKILL), "SIGKILL");
+  EXPECT_EQ(SignalName(12345), "signal 12345");
+}
+
+TEST(SharedRegionTest, ArraysAreAlignedAndZeroed) {
+  SharedRegion region(1000, 333);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(region.params()) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(region.optimizer_state()) % 64, 0u);
+  EXPECT_GE(region.optimizer_state(), region.params() + 1000);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(region.params()[i], 0.0f);
+  for (int i = 0; i < 333; ++i) ASSERT_EQ(region.optimizer_state()[i], 0.0f);
+  EXPECT_EQ(region.control().global_step.load(), 0);
+}
+
+TEST(SharedRegionTest, FailedMappingReportsTheSizeAskedFor) {
+  const int64_t huge = int64_t{1} << 58;  // 1 EiB of floats.
+  const std::string bytes = std::to_string(SharedRegion::BytesFor(huge, 0));
+  try {
+    SharedRegion region(huge, 0);
+    FAIL() << "mapped " << bytes << " bytes";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(bytes), std::string::npos) << e.what();
+  }
+}
+
+TEST(SharedRegionTest, NegativeSizesAreRejected) {
+  EXPECT_THROW(SharedRegion(-1, 0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace asyncrl
