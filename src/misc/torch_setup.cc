@@ -1,5 +1,6 @@
 #include "misc/torch_setup.h"
 
+#include <dlfcn.h>
 #include <torch/torch.h>
 
 namespace asyncrl {
@@ -12,9 +13,25 @@ void ConfigureTorchForFork() {
       torch::set_num_interop_threads(1);
     } catch (const c10::Error&) {
     }
+    // OpenBLAS's pthread build runs its own pool; one thread per worker
+    // process is as fast and never oversubscribes the cores.
+    using SetThreads = void (*)(int);
+    if (auto* set = reinterpret_cast<SetThreads>(
+            dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
+      set(1);
+    }
     return true;
   }();
   (void)done;
+}
+
+std::string BlasConfig() {
+  using GetConfig = char* (*)();
+  if (auto* get = reinterpret_cast<GetConfig>(
+          dlsym(RTLD_DEFAULT, "openblas_get_config"))) {
+    return std::string("OpenBLAS ") + get();
+  }
+  return "not OpenBLAS (reference BLAS?)";
 }
 
 }  // namespace asyncrl

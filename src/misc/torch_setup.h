@@ -5,10 +5,17 @@
 #ifndef ASYNCRL_MISC_TORCH_SETUP_H_
 #define ASYNCRL_MISC_TORCH_SETUP_H_
 
+#include <string>
+
 namespace asyncrl {
 
 // Idempotent. Must run before the first tensor operation of the process.
+// Also limits OpenBLAS (if that is the BLAS in use) to one thread.
 void ConfigureTorchForFork();
+
+// "OpenBLAS <build config>" when libblas.so.3 is OpenBLAS, else a note that
+// the (slow) reference BLAS is in use.
+std::string BlasConfig();
 
 }  // namespace asyncrl
 

@@ -41,5 +41,13 @@ TEST(TorchForkTest, ChildrenRunForwardAndBackwardAfterParent) {
   EXPECT_TRUE(report.Ok());
 }
 
+TEST(TorchSetupTest, LibTorchRunsOnOpenBlas) {
+  // The reference BLAS is ~6x slower at batch 8: scripts/install-deps.sh
+  // must have selected OpenBLAS.
+  ConfigureTorchForFork();
+  torch::mm(torch::ones({8, 8}), torch::ones({8, 8}));  // Loads the BLAS.
+  EXPECT_EQ(BlasConfig().rfind("OpenBLAS", 0), 0u) << BlasConfig();
+}
+
 }  // namespace
 }  // namespace asyncrl

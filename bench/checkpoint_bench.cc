@@ -1,0 +1,52 @@
+// Checkpoint save (serialize, write, fsync, rename) and load (read, CRC,
+// parse, validate) throughput for parameter sets of growing size.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "misc/checkpoint.h"
+
+namespace asyncrl {
+namespace {
+
+proto::Checkpoint Make(int64_t floats) {
+  proto::Checkpoint c;
+  std::vector<float> w(floats, 0.25f);
+  AddFloatTensor(c.mutable_parameters(), "params", {floats}, w.data());
+  AddFloatTensor(c.mutable_optimizer_state(), "ms", {floats}, w.data());
+  return c;
+}
+
+std::string TempPath() {
+  return (std::filesystem::temp_directory_path() /
+          ("asyncrl_bench_" + std::to_string(getpid()) + ".pb"))
+      .string();
+}
+
+void BM_CheckpointSave(benchmark::State& state) {
+  proto::Checkpoint c = Make(state.range(0));
+  const std::string path = TempPath();
+  for (auto _ : state) SaveCheckpointFile(c, path);
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 8);
+  std::filesystem::remove(path);
+}
+BENCHMARK(BM_CheckpointSave)->Arg(1 << 10)->Arg(1 << 16)->Arg(1 << 20)
+    ->Unit(benchmark::kMillisecond);
+
+void BM_CheckpointLoad(benchmark::State& state) {
+  proto::Checkpoint c = Make(state.range(0));
+  const std::string path = TempPath();
+  SaveCheckpointFile(c, path);
+  for (auto _ : state) benchmark::DoNotOptimize(LoadCheckpointFile(path));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 8);
+  std::filesystem::remove(path);
+}
+BENCHMARK(BM_CheckpointLoad)->Arg(1 << 10)->Arg(1 << 16)->Arg(1 << 20)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace asyncrl
+
+BENCHMARK_MAIN();
