@@ -1,6 +1,8 @@
 #include "misc/torch_setup.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <torch/torch.h>
 
 namespace asyncrl {
@@ -25,13 +27,17 @@ void ConfigureTorchForFork() {
   (void)done;
 }
 
-std::string BlasConfig() {
-  using GetConfig = char* (*)();
-  if (auto* get = reinterpret_cast<GetConfig>(
-          dlsym(RTLD_DEFAULT, "openblas_get_config"))) {
-    return std::string("OpenBLAS ") + get();
+std::string BlasLibrary() {
+  // The library that provides sgemm_, following the alternatives symlinks.
+  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info info{};
+  if (sgemm == nullptr || dladdr(sgemm, &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return "unknown (sgemm_ not found)";
   }
-  return "not OpenBLAS (reference BLAS?)";
+  char resolved[PATH_MAX];
+  if (realpath(info.dli_fname, resolved) == nullptr) return info.dli_fname;
+  return resolved;
 }
 
 }  // namespace asyncrl

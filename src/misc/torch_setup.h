@@ -13,9 +13,9 @@ namespace asyncrl {
 // Also limits OpenBLAS (if that is the BLAS in use) to one thread.
 void ConfigureTorchForFork();
 
-// "OpenBLAS <build config>" when libblas.so.3 is OpenBLAS, else a note that
-// the (slow) reference BLAS is in use.
-std::string BlasConfig();
+// The resolved path of the BLAS library LibTorch calls (the one providing
+// sgemm_), e.g. /usr/lib/x86_64-linux-gnu/openblas-serial/libblas.so.3.
+std::string BlasLibrary();
 
 }  // namespace asyncrl
 
