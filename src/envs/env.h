@@ -9,30 +9,12 @@
 #include <optional>
 #include <string>
 
-#include "envs/space.h"
+#include "misc/space.h"
 
 namespace asyncrl {
 
-// A read-only view of `size` floats. Valid until the next Reset/Step of the
-// environment that returned it.
-struct FloatView {
-  const float* data = nullptr;
-  int64_t size = 0;
-  float operator[](int64_t i) const { return data[i]; }
-};
-
-// An action: an index for Discrete spaces, or a view of floats for Box spaces.
-struct Action {
-  int64_t index = 0;
-  FloatView values;
-
-  static Action Discrete(int64_t index) { return Action{index, {}}; }
-  static Action Continuous(const float* data, int64_t size) {
-    return Action{0, FloatView{data, size}};
-  }
-};
-
-// What one Step returns. `terminated`: the task reached a terminal state (no
+// What one Step returns. The observation view is valid until the next
+// Reset/Step of the environment that returned it. `terminated`: the task reached a terminal state (no
 // bootstrapping past it); `truncated`: the episode was cut (time limit).
 struct StepResult {
   FloatView observation;

@@ -1,4 +1,4 @@
-#include "envs/space.h"
+#include "misc/space.h"
 
 #include <sstream>
 #include <stdexcept>

@@ -1,6 +1,7 @@
-// Observation and action spaces, in the spirit of gym's Discrete and Box.
-#ifndef ASYNCRL_ENVS_SPACE_H_
-#define ASYNCRL_ENVS_SPACE_H_
+// The contract between environments and agents: observation and action
+// spaces (in the spirit of gym's Discrete and Box), float views, actions.
+#ifndef ASYNCRL_MISC_SPACE_H_
+#define ASYNCRL_MISC_SPACE_H_
 
 #include <cstdint>
 #include <string>
@@ -34,6 +35,24 @@ struct Space {
   std::string ToString() const;
 };
 
+// A read-only view of `size` floats. Valid as long as its owner says.
+struct FloatView {
+  const float* data = nullptr;
+  int64_t size = 0;
+  float operator[](int64_t i) const { return data[i]; }
+};
+
+// An action: an index for Discrete spaces, or a view of floats for Box spaces.
+struct Action {
+  int64_t index = 0;
+  FloatView values;
+
+  static Action Discrete(int64_t index) { return Action{index, {}}; }
+  static Action Continuous(const float* data, int64_t size) {
+    return Action{0, FloatView{data, size}};
+  }
+};
+
 }  // namespace asyncrl
 
-#endif  // ASYNCRL_ENVS_SPACE_H_
+#endif  // ASYNCRL_MISC_SPACE_H_

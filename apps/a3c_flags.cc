@@ -1,0 +1,214 @@
+#include "a3c_flags.h"
+
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "agents/models.h"
+#include "envs/registry.h"
+#include "misc/checkpoint.h"
+#include "misc/seeding.h"
+
+namespace asyncrl {
+namespace po = boost::program_options;
+
+namespace {
+
+template <typename T>
+std::string Str(const T& v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+void Require(bool ok, const std::string& flag, const std::string& value,
+             const std::string& accepted) {
+  if (!ok) {
+    throw FlagError("--" + flag + "=" + value + " is invalid; accepted: " +
+                    accepted);
+  }
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
+
+A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
+  A3CFlags f;
+  TrainOptions& t = f.train;
+  A3COptions& a = f.agent;
+  const int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  int64_t eval_n_runs = 10;
+  int64_t eval_n_steps = 0;
+  double successful_score = 0;
+  std::string config_file;
+
+  po::options_description desc(
+      "train_a3c: train an A3C agent with asynchronous worker processes.\n"
+      "Options");
+  desc.add_options()
+      ("help", "print this help and exit")
+      ("version", "print the version and exit")
+      ("config", po::value(&config_file), "read 'key = value' lines (flag names without --) from FILE; the command line wins")
+      ("processes", po::value(&t.processes)->default_value(cores > 0 ? cores : 1), "worker processes (default: number of cores)")
+      ("env", po::value(&f.env)->default_value(f.env), "environment name")
+      ("arch", po::value(&f.arch)->default_value(f.arch), "network: auto, fc-softmax, fc-gaussian")
+      ("seed", po::value(&t.seed)->default_value(0), "random seed (workers derive theirs)")
+      ("outdir", po::value(&f.outdir)->default_value(f.outdir), "each run gets a new folder under this directory")
+      ("t-max", po::value(&a.t_max)->default_value(5), "steps per update")
+      ("beta", po::value(&a.beta)->default_value(0.01), "entropy weight")
+      ("gamma", po::value(&a.gamma)->default_value(0.99), "discount factor")
+      ("lr", po::value(&a.optimizer.lr)->default_value(7e-4), "learning rate")
+      ("lr-decay", po::bool_switch(&f.lr_decay), "decay the learning rate linearly to 0 over --steps")
+      ("rmsprop-epsilon", po::value(&a.optimizer.eps)->default_value(0.1), "RMSprop epsilon (inside the square root)")
+      ("rmsprop-alpha", po::value(&a.optimizer.alpha)->default_value(0.99), "RMSprop decay")
+      ("weight-decay", po::value(&a.optimizer.weight_decay)->default_value(0.0), "L2 penalty")
+      ("max-grad-norm", po::value(&a.max_grad_norm)->default_value(40.0), "clip gradients to this global L2 norm (<= 0: no clipping)")
+      ("reward-scale-factor", po::value(&f.reward_scale_factor)->default_value(0.01), "multiply training rewards by this")
+      ("steps", po::value(&t.steps)->default_value(80000000), "global steps to train")
+      ("eval-interval", po::value(&t.eval_interval)->default_value(100000), "evaluate every this many global steps (0: never)")
+      ("eval-n-runs", po::value(&eval_n_runs), "evaluation episodes (default 10)")
+      ("eval-n-steps", po::value(&eval_n_steps), "evaluation steps (instead of --eval-n-runs)")
+      ("max-episode-len", po::value(&t.max_episode_len)->default_value(0), "longest episode (0: the environment's limit)")
+      ("successful-score", po::value(&successful_score), "stop when an evaluation mean reaches this")
+      ("envs-per-process", po::value(&t.envs_per_process)->default_value(1), "environments each worker steps as a batch")
+      ("load", po::value(&t.load), "resume from this checkpoint directory")
+      ("demo", po::bool_switch(&f.demo), "evaluate the --load agent and exit")
+      ("log-level", po::value(&f.log_level)->default_value(f.log_level), "debug, info, warning or error");
+
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    if (vm.count("config")) {
+      const std::string path = vm["config"].as<std::string>();
+      std::ifstream in(path);
+      Require(static_cast<bool>(in), "config", path,
+              "a readable file of 'key = value' lines");
+      po::store(po::parse_config_file(in, desc), vm);
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw FlagError(e.what());
+  }
+  std::ostringstream help;
+  help << desc;
+  f.help_text = help.str();
+  f.help = vm.count("help") > 0;
+  f.version = vm.count("version") > 0;
+  if (f.help || f.version) return f;
+
+  Require(t.processes >= 1 && t.processes <= 4096, "processes",
+          Str(t.processes), "an integer in [1, 4096]");
+  Require(t.steps >= 1, "steps", Str(t.steps), "an integer >= 1");
+  Require(a.t_max >= 1, "t-max", Str(a.t_max), "an integer >= 1");
+  Require(std::isfinite(a.beta) && a.beta >= 0, "beta", Str(a.beta),
+          "a finite number >= 0");
+  Require(a.gamma >= 0 && a.gamma <= 1, "gamma", Str(a.gamma),
+          "a number in [0, 1]");
+  Require(std::isfinite(a.optimizer.lr) && a.optimizer.lr >= 0, "lr",
+          Str(a.optimizer.lr), "a finite number >= 0");
+  Require(std::isfinite(a.optimizer.eps) && a.optimizer.eps > 0,
+          "rmsprop-epsilon", Str(a.optimizer.eps), "a finite number > 0");
+  Require(a.optimizer.alpha >= 0 && a.optimizer.alpha < 1, "rmsprop-alpha",
+          Str(a.optimizer.alpha), "a number in [0, 1)");
+  Require(std::isfinite(a.optimizer.weight_decay) &&
+              a.optimizer.weight_decay >= 0,
+          "weight-decay", Str(a.optimizer.weight_decay),
+          "a finite number >= 0");
+  Require(std::isfinite(a.max_grad_norm), "max-grad-norm",
+          Str(a.max_grad_norm), "a finite number (<= 0 disables clipping)");
+  Require(std::isfinite(f.reward_scale_factor), "reward-scale-factor",
+          Str(f.reward_scale_factor), "a finite number");
+  Require(t.eval_interval >= 0, "eval-interval", Str(t.eval_interval),
+          "0 (no evaluation) or a positive integer");
+  Require(t.max_episode_len >= 0, "max-episode-len", Str(t.max_episode_len),
+          "0 (the environment's limit) or a positive integer");
+  Require(t.envs_per_process >= 1 && t.envs_per_process <= 4096,
+          "envs-per-process", Str(t.envs_per_process),
+          "an integer in [1, 4096]");
+  Require(t.seed >= 0, "seed", Str(t.seed), "an integer >= 0");
+  Require(t.seed <= (kMaxSeed - t.processes * t.envs_per_process) /
+                        (int64_t{t.processes} * t.envs_per_process),
+          "seed", Str(t.seed),
+          "seed * processes * envs-per-process < 2147483647");
+  const bool runs_given = vm.count("eval-n-runs") > 0;
+  const bool steps_given = vm.count("eval-n-steps") > 0;
+  Require(!(runs_given && steps_given), "eval-n-steps", Str(eval_n_steps),
+          "not together with --eval-n-runs (give one of them)");
+  if (steps_given) {
+    Require(eval_n_steps >= 1, "eval-n-steps", Str(eval_n_steps),
+            "an integer >= 1");
+    t.eval_n_steps = eval_n_steps;
+  } else {
+    Require(eval_n_runs >= 1, "eval-n-runs", Str(eval_n_runs),
+            "an integer >= 1");
+    t.eval_n_episodes = eval_n_runs;
+  }
+  if (vm.count("successful-score")) {
+    Require(std::isfinite(successful_score), "successful-score",
+            Str(successful_score), "a finite number");
+    Require(t.eval_interval > 0 || f.demo, "successful-score",
+            Str(successful_score), "only with --eval-interval > 0");
+    t.successful_score = successful_score;
+  }
+  static const std::vector<std::string> kLevels = {"debug", "info", "warning",
+                                                   "error"};
+  Require(std::find(kLevels.begin(), kLevels.end(), f.log_level) !=
+              kLevels.end(),
+          "log-level", f.log_level, JoinNames(kLevels));
+  Require(DefaultEnvRegistry().Contains(f.env), "env", f.env,
+          JoinNames(DefaultEnvRegistry().Names()));
+  Require(DefaultModelRegistry().Contains(f.arch), "arch", f.arch,
+          JoinNames(DefaultModelRegistry().Names()));
+  {
+    auto env = MakeEnv(f.env);
+    try {
+      DefaultModelRegistry().Make(f.arch, env->ObservationSpace(),
+                                  env->ActionSpace());
+    } catch (const std::invalid_argument& e) {
+      Require(false, "arch", f.arch, e.what());
+    }
+  }
+  if (!t.load.empty()) {
+    Require(std::filesystem::is_regular_file(std::filesystem::path(t.load) /
+                                             kCheckpointFileName),
+            "load", t.load,
+            std::string("a checkpoint directory holding ") +
+                kCheckpointFileName);
+  }
+  Require(!f.demo || !t.load.empty(), "demo", "true",
+          "only with --load DIR (the agent to evaluate)");
+
+  t.env_name = f.env;
+  t.outdir = f.outdir;  // The run directory is chosen later.
+  for (const auto& [key, value] : vm) {
+    if (key == "help" || key == "version") continue;
+    const auto& any = value.value();
+    std::string text;
+    if (any.type() == typeid(std::string)) {
+      text = boost::any_cast<std::string>(any);
+    } else if (any.type() == typeid(int)) {
+      text = Str(boost::any_cast<int>(any));
+    } else if (any.type() == typeid(int64_t)) {
+      text = Str(boost::any_cast<int64_t>(any));
+    } else if (any.type() == typeid(double)) {
+      text = Str(boost::any_cast<double>(any));
+    } else if (any.type() == typeid(bool)) {
+      text = boost::any_cast<bool>(any) ? "true" : "false";
+    }
+    f.resolved[key] = text;
+  }
+  if (!runs_given && !steps_given) f.resolved["eval-n-runs"] = "10";
+  t.config = f.resolved;
+  return f;
+}
+
+}  // namespace asyncrl

@@ -1,0 +1,142 @@
+// The A3C agent (Mnih et al., 2016) with the reference's options: n-step
+// bootstrapped actor-critic updates every t_max steps or at an episode end,
+// gradients clipped by global norm and applied to the shared parameters by
+// the shared RMSprop, the local copy refreshed afterwards.
+//
+// Fast path: acting runs under c10::InferenceMode and keeps no graph; an
+// update recomputes the whole rollout in one batched forward pass with
+// autograd (the same gradients as the step-by-step formulation for
+// feed-forward models). Parameters, gradients and optimizer statistics are
+// flat arrays, so clipping, the optimizer step and the refresh are single
+// passes.
+#ifndef ASYNCRL_AGENTS_A3C_H_
+#define ASYNCRL_AGENTS_A3C_H_
+
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "agents/agent.h"
+#include "agents/flat_parameters.h"
+#include "agents/models.h"
+#include "agents/shared_rmsprop.h"
+
+namespace asyncrl {
+
+struct A3COptions {
+  int64_t t_max = 5;             // Steps per update, >= 1.
+  double gamma = 0.99;           // Discount, [0, 1].
+  double beta = 0.01;            // Entropy weight, >= 0.
+  double pi_loss_coef = 1.0;     // >= 0.
+  double v_loss_coef = 0.5;      // >= 0.
+  bool keep_loss_scale_same = false;     // Scale short rollouts by t_max/n.
+  bool normalize_grad_by_t_max = false;  // Scale losses by 1/n.
+  bool act_deterministically = false;    // Greedy actions in Act().
+  double max_grad_norm = 40.0;   // Global L2 clip; <= 0 disables.
+  double average_value_decay = 0.999;
+  double average_entropy_decay = 0.999;
+  RmspropOptions optimizer;
+  uint64_t seed = 0;             // Action sampling.
+
+  // Throws std::invalid_argument naming the field, value and what is
+  // accepted.
+  void Validate() const;
+};
+
+// The per-row data of one update, exposed for tests of the update math.
+struct A3CLosses {
+  torch::Tensor pi_loss;  // Scalar.
+  torch::Tensor v_loss;   // Scalar.
+  std::vector<float> returns;     // R per rollout row.
+  std::vector<float> advantages;  // R - V per rollout row.
+};
+
+class A3C : public BatchAgent, public LearningRateControl {
+ public:
+  A3C(std::shared_ptr<ActorCriticModel> model, const Space& observation_space,
+      const Space& action_space, const A3COptions& options);
+
+  std::string Type() const override { return "a3c"; }
+  Action Act(FloatView obs) override;
+  Action ActAndTrain(FloatView obs, double reward) override;
+  void StopEpisodeAndTrain(FloatView obs, double reward,
+                           bool terminal) override;
+  void StopEpisode() override {}
+  const std::vector<Action>& BatchActAndTrain(FloatView obs,
+                                              int64_t batch_size) override;
+  void BatchObserveAndTrain(FloatView next_obs,
+                            const std::vector<double>& rewards,
+                            const std::vector<uint8_t>& terminal,
+                            const std::vector<uint8_t>& episode_end) override;
+  std::vector<Statistic> Statistics() const override;
+
+  SharedStateSizes SharedSizes() const override;
+  void BindShared(SharedBuffers buffers, bool initialize) override;
+  void SaveTo(proto::Checkpoint* checkpoint) const override;
+  void LoadFrom(const proto::Checkpoint& checkpoint) override;
+
+  double LearningRate() const override { return options_.optimizer.lr; }
+  void SetLearningRate(double lr) override { options_.optimizer.lr = lr; }
+
+  const A3COptions& options() const { return options_; }
+  ActorCriticModel& model() { return *model_; }
+  FlatParameters& local() { return *local_; }
+  const float* shared_params() const { return shared_params_; }
+  const float* shared_ms() const { return shared_ms_; }
+  int64_t num_updates() const { return num_updates_; }
+
+  // Losses of the current rollout (computed, not applied), and the loss
+  // that an update differentiates (coefficients and scalings applied).
+  A3CLosses ComputeLosses();
+  torch::Tensor TotalLoss(const A3CLosses& losses) const;
+
+ private:
+  struct Rollout {
+    int64_t batch = 0;            // Environments per step (K).
+    int64_t steps = 0;            // Steps recorded.
+    std::vector<float> obs;       // [steps * K, obs_size].
+    std::vector<int64_t> actions;       // Discrete: [steps * K].
+    std::vector<float> cont_actions;    // Box: [steps * K, action_size].
+    std::vector<float> rewards;         // [steps * K].
+    // After row i: kContinue (the env's next row follows), kTerminal (R = 0)
+    // or an index into bootstrap_obs (R = V(that observation)).
+    std::vector<int64_t> next;
+    std::vector<float> bootstrap_obs;   // [num_bootstrap, obs_size].
+    int64_t num_bootstrap = 0;
+  };
+  static constexpr int64_t kContinue = -1;
+  static constexpr int64_t kTerminal = -2;
+
+  // Samples (or picks greedily) K actions from a forward pass over K rows.
+  void ChooseActions(FloatView obs, int64_t k, bool deterministic,
+                     bool record);
+  void Update();
+  void RefreshLocal();
+
+  std::shared_ptr<ActorCriticModel> model_;
+  Space observation_space_;
+  Space action_space_;
+  A3COptions options_;
+  int64_t obs_size_;
+  int64_t action_size_;  // 1 for Discrete.
+  std::unique_ptr<FlatParameters> local_;
+
+  // Shared state: the trainer's region once bound, else owned storage.
+  std::vector<float> owned_params_;
+  std::vector<float> owned_ms_;
+  float* shared_params_ = nullptr;
+  float* shared_ms_ = nullptr;
+
+  Rollout rollout_;
+  std::vector<Action> actions_;        // Returned to the caller.
+  std::vector<float> action_values_;   // Storage of continuous actions.
+  std::vector<double> pending_reward_;  // Single-env API bookkeeping.
+  std::mt19937_64 rng_;
+  double average_value_ = 0.0;
+  double average_entropy_ = 0.0;
+  int64_t num_updates_ = 0;
+};
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_AGENTS_A3C_H_

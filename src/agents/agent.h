@@ -1,0 +1,110 @@
+// The agent interface the trainer drives, in the C++ form of the reference's
+// act / act_and_train / stop_episode_and_train, plus the declaration of the
+// state an agent keeps in shared memory (model parameters, optimizer
+// statistics) so the trainer can place it in the shared region before fork.
+#ifndef ASYNCRL_AGENTS_AGENT_H_
+#define ASYNCRL_AGENTS_AGENT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "misc/space.h"
+#include "proto/checkpoint.pb.h"
+
+namespace asyncrl {
+
+// A named value an agent reports (scores.txt columns, logs).
+struct Statistic {
+  std::string name;
+  double value = 0.0;
+};
+
+// Sizes, in floats, of the state an agent keeps in shared memory.
+struct SharedStateSizes {
+  int64_t params = 0;
+  int64_t optimizer = 0;
+};
+
+// Shared buffers of SharedStateSizes' sizes; owned by the trainer's region.
+struct SharedBuffers {
+  float* params = nullptr;
+  float* optimizer = nullptr;
+};
+
+// One agent per process; not thread-safe. Returned actions (and the float
+// views inside them) stay valid until the agent's next call.
+class Agent {
+ public:
+  virtual ~Agent() = default;
+  Agent() = default;
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // A short type name stored in checkpoints ("a3c").
+  virtual std::string Type() const = 0;
+
+  // Chooses an action for evaluation: no learning, no exploration state
+  // touched.
+  virtual Action Act(FloatView obs) = 0;
+  // Receives the reward of the previous action (0 at an episode start),
+  // learns when due, and chooses the next action.
+  virtual Action ActAndTrain(FloatView obs, double reward) = 0;
+  // Ends a training episode: `obs` is the last observation, `reward` the last
+  // reward, `terminal` whether `obs` is a terminal state (no bootstrapping).
+  virtual void StopEpisodeAndTrain(FloatView obs, double reward,
+                                   bool terminal) = 0;
+  // Ends an evaluation episode.
+  virtual void StopEpisode() = 0;
+
+  // Statistics in a fixed order of names.
+  virtual std::vector<Statistic> Statistics() const = 0;
+
+  // Shared state. The trainer asks for the sizes, maps the region, then binds
+  // every process's agent to it: the parent's with initialize=true (its
+  // current state is copied into the buffers), the workers' with
+  // initialize=false (they adopt the buffers' state). After binding, learning
+  // updates the shared state (Hogwild) and Save/Load use it.
+  virtual SharedStateSizes SharedSizes() const = 0;
+  virtual void BindShared(SharedBuffers buffers, bool initialize) = 0;
+
+  // Writes parameters and optimizer state into `checkpoint`.
+  virtual void SaveTo(proto::Checkpoint* checkpoint) const = 0;
+  // Restores them; throws std::runtime_error naming the first mismatch.
+  virtual void LoadFrom(const proto::Checkpoint& checkpoint) = 0;
+
+  // A checkpoint directory holding only this agent's state (no trainer
+  // counters); see misc/checkpoint.h for the format.
+  void Save(const std::string& dir) const;
+  void Load(const std::string& dir);
+};
+
+// An agent that can also step K environments as one batch
+// (--envs-per-process K > 1). Row k of each batch belongs to environment k.
+class BatchAgent : public Agent {
+ public:
+  // Chooses one action per row of `obs` (K rows of the observation size),
+  // after learning from the previous batch's outcome when due.
+  virtual const std::vector<Action>& BatchActAndTrain(FloatView obs,
+                                                      int64_t batch_size) = 0;
+  // The outcome of the last batch of actions: the next observations (for
+  // rows whose episode ended, the last observation of that episode), the
+  // rewards, and per row whether the state is terminal and whether the
+  // episode ended (terminal, time limit, or cut by the trainer).
+  virtual void BatchObserveAndTrain(FloatView next_obs,
+                                    const std::vector<double>& rewards,
+                                    const std::vector<uint8_t>& terminal,
+                                    const std::vector<uint8_t>& episode_end) = 0;
+};
+
+// Agents whose learning rate a hook can schedule.
+class LearningRateControl {
+ public:
+  virtual ~LearningRateControl() = default;
+  virtual double LearningRate() const = 0;
+  virtual void SetLearningRate(double lr) = 0;
+};
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_AGENTS_AGENT_H_

@@ -1,0 +1,138 @@
+#include "agents/models.h"
+
+#include <stdexcept>
+
+namespace asyncrl {
+namespace {
+
+enum class Activation { kRelu, kTanh };
+
+torch::nn::Sequential Mlp(int64_t in, const std::vector<int64_t>& hidden,
+                          int64_t out, Activation activation) {
+  torch::nn::Sequential seq;
+  int64_t width = in;
+  for (int64_t h : hidden) {
+    seq->push_back(torch::nn::Linear(width, h));
+    if (activation == Activation::kRelu) {
+      seq->push_back(torch::nn::ReLU());
+    } else {
+      seq->push_back(torch::nn::Tanh());
+    }
+    width = h;
+  }
+  seq->push_back(torch::nn::Linear(width, out));
+  return seq;
+}
+
+int64_t ObsSize(const Space& observation_space) {
+  if (observation_space.IsDiscrete()) {
+    throw std::invalid_argument(
+        "observation space " + observation_space.ToString() +
+        " is not supported; accepted: Box observations");
+  }
+  return observation_space.FlatSize();
+}
+
+}  // namespace
+
+FcSoftmaxActorCriticImpl::FcSoftmaxActorCriticImpl(int64_t obs_size,
+                                                   int64_t n_actions,
+                                                   std::vector<int64_t> hidden)
+    : pi_(register_module("pi", Mlp(obs_size, hidden, n_actions,
+                                    Activation::kRelu))),
+      v_(register_module("v", Mlp(obs_size, hidden, 1, Activation::kRelu))) {}
+
+ModelOutput FcSoftmaxActorCriticImpl::Forward(const torch::Tensor& obs) {
+  ModelOutput out;
+  out.logits = pi_->forward(obs);
+  out.value = v_->forward(obs).squeeze(-1);
+  return out;
+}
+
+FcGaussianActorCriticImpl::FcGaussianActorCriticImpl(
+    int64_t obs_size, const Space& action_space, std::vector<int64_t> hidden)
+    : pi_(register_module("pi", Mlp(obs_size, hidden, action_space.FlatSize(),
+                                    Activation::kTanh))),
+      v_(register_module("v", Mlp(obs_size, hidden, 1, Activation::kTanh))) {
+  const int64_t d = action_space.FlatSize();
+  log_std_ = register_parameter("log_std", torch::zeros({d}));
+  auto low = torch::tensor(action_space.low);
+  auto high = torch::tensor(action_space.high);
+  center_ = register_buffer("center", (high + low) / 2);
+  half_range_ = register_buffer("half_range", (high - low) / 2);
+}
+
+ModelOutput FcGaussianActorCriticImpl::Forward(const torch::Tensor& obs) {
+  ModelOutput out;
+  out.mean = center_ + half_range_ * torch::tanh(pi_->forward(obs));
+  out.log_std = log_std_.expand_as(out.mean);
+  out.value = v_->forward(obs).squeeze(-1);
+  return out;
+}
+
+void ModelRegistry::Register(const std::string& name, Entry entry) {
+  if (!entries_.emplace(name, std::move(entry)).second) {
+    throw std::logic_error("model '" + name + "' is already registered");
+  }
+}
+
+std::vector<std::string> ModelRegistry::Names() const {
+  std::vector<std::string> names{"auto"};
+  for (const auto& [name, entry] : entries_) names.push_back(name);
+  return names;
+}
+
+bool ModelRegistry::Contains(const std::string& name) const {
+  return name == "auto" || entries_.count(name) > 0;
+}
+
+std::shared_ptr<ActorCriticModel> ModelRegistry::Make(
+    const std::string& name, const Space& observation_space,
+    const Space& action_space) const {
+  std::string resolved = name;
+  if (name == "auto") {
+    resolved = action_space.IsDiscrete() ? "fc-softmax" : "fc-gaussian";
+  }
+  auto it = entries_.find(resolved);
+  if (it == entries_.end()) {
+    std::string known;
+    for (const auto& n : Names()) known += (known.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown arch '" + name +
+                                "'; registered: " + known);
+  }
+  if (it->second.discrete_actions != action_space.IsDiscrete()) {
+    throw std::invalid_argument(
+        "arch '" + resolved + "' needs a " +
+        (it->second.discrete_actions ? "Discrete" : "Box") +
+        " action space; the environment's is " + action_space.ToString());
+  }
+  return it->second.factory(observation_space, action_space);
+}
+
+void RegisterBuiltinModels(ModelRegistry& registry) {
+  registry.Register(
+      "fc-softmax",
+      {[](const Space& obs, const Space& act) {
+         return std::static_pointer_cast<ActorCriticModel>(
+             FcSoftmaxActorCritic(ObsSize(obs), act.n).ptr());
+       },
+       true});
+  registry.Register(
+      "fc-gaussian",
+      {[](const Space& obs, const Space& act) {
+         return std::static_pointer_cast<ActorCriticModel>(
+             FcGaussianActorCritic(ObsSize(obs), act).ptr());
+       },
+       false});
+}
+
+ModelRegistry& DefaultModelRegistry() {
+  static ModelRegistry* registry = [] {
+    auto* r = new ModelRegistry();
+    RegisterBuiltinModels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace asyncrl

@@ -1,0 +1,100 @@
+// Actor-critic networks for A3C and their registry (--arch). Each model maps
+// a batch of observations to policy parameters and state values in one
+// forward pass.
+#ifndef ASYNCRL_AGENTS_MODELS_H_
+#define ASYNCRL_AGENTS_MODELS_H_
+
+#include <torch/torch.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "misc/space.h"
+
+namespace asyncrl {
+
+enum class PolicyKind { kCategorical, kGaussian };
+
+// One forward pass over a batch of B observations.
+struct ModelOutput {
+  torch::Tensor logits;   // [B, A]; categorical policies.
+  torch::Tensor mean;     // [B, D]; Gaussian policies.
+  torch::Tensor log_std;  // [B, D]; Gaussian policies.
+  torch::Tensor value;    // [B].
+};
+
+// Base of every actor-critic model. Not thread-safe.
+class ActorCriticModel : public torch::nn::Module {
+ public:
+  virtual PolicyKind Kind() const = 0;
+  // `obs` is [B, observation size], float32.
+  virtual ModelOutput Forward(const torch::Tensor& obs) = 0;
+};
+
+// The reference's discrete-control network: separate policy and value MLPs
+// (hidden sizes default 200, 200; ReLU), softmax policy over n actions.
+class FcSoftmaxActorCriticImpl : public ActorCriticModel {
+ public:
+  FcSoftmaxActorCriticImpl(int64_t obs_size, int64_t n_actions,
+                           std::vector<int64_t> hidden = {200, 200});
+  PolicyKind Kind() const override { return PolicyKind::kCategorical; }
+  ModelOutput Forward(const torch::Tensor& obs) override;
+
+ private:
+  torch::nn::Sequential pi_{nullptr};
+  torch::nn::Sequential v_{nullptr};
+};
+TORCH_MODULE(FcSoftmaxActorCritic);
+
+// A Gaussian policy for continuous control: policy and value MLPs (hidden
+// 64, 64; tanh), mean squashed into the action bounds, state-independent
+// log standard deviation (initialised to 0).
+class FcGaussianActorCriticImpl : public ActorCriticModel {
+ public:
+  FcGaussianActorCriticImpl(int64_t obs_size, const Space& action_space,
+                            std::vector<int64_t> hidden = {64, 64});
+  PolicyKind Kind() const override { return PolicyKind::kGaussian; }
+  ModelOutput Forward(const torch::Tensor& obs) override;
+
+ private:
+  torch::nn::Sequential pi_{nullptr};
+  torch::nn::Sequential v_{nullptr};
+  torch::Tensor log_std_;
+  torch::Tensor center_;
+  torch::Tensor half_range_;
+};
+TORCH_MODULE(FcGaussianActorCritic);
+
+// Name-to-factory registry of models. "auto" picks fc-softmax for Discrete
+// action spaces and fc-gaussian for Box ones.
+class ModelRegistry {
+ public:
+  using Factory = std::function<std::shared_ptr<ActorCriticModel>(
+      const Space& observation_space, const Space& action_space)>;
+  struct Entry {
+    Factory factory;
+    bool discrete_actions;  // Which action spaces it accepts.
+  };
+
+  void Register(const std::string& name, Entry entry);
+  std::vector<std::string> Names() const;
+  bool Contains(const std::string& name) const;
+  // Throws std::invalid_argument listing the registered names when `name` is
+  // unknown, or naming the action space it needs when it does not fit.
+  std::shared_ptr<ActorCriticModel> Make(const std::string& name,
+                                         const Space& observation_space,
+                                         const Space& action_space) const;
+
+ private:
+  std::map<std::string, Entry> entries_;
+};
+
+void RegisterBuiltinModels(ModelRegistry& registry);
+ModelRegistry& DefaultModelRegistry();
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_AGENTS_MODELS_H_

@@ -1,0 +1,56 @@
+#include "agents/shared_rmsprop.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace asyncrl {
+namespace {
+
+void Require(bool ok, const char* field, double value, const char* accepted) {
+  if (!ok) {
+    throw std::invalid_argument(std::string(field) + "=" +
+                                std::to_string(value) +
+                                " is invalid; accepted: " + accepted);
+  }
+}
+
+}  // namespace
+
+void RmspropOptions::Validate() const {
+  Require(std::isfinite(lr) && lr >= 0, "lr", lr, "a finite number >= 0");
+  Require(alpha >= 0 && alpha < 1, "rmsprop_alpha", alpha, "0 <= alpha < 1");
+  Require(std::isfinite(eps) && eps > 0, "rmsprop_epsilon", eps,
+          "a finite number > 0");
+  Require(std::isfinite(weight_decay) && weight_decay >= 0, "weight_decay",
+          weight_decay, "a finite number >= 0");
+}
+
+double SquaredNorm(const float* x, int64_t n) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  return sum;
+}
+
+void RmspropStep(const RmspropOptions& options, float grad_scale,
+                 const float* grads, float* params, float* ms, int64_t n) {
+  const auto lr = static_cast<float>(options.lr);
+  const auto alpha = static_cast<float>(options.alpha);
+  const float one_minus_alpha = 1.0f - alpha;
+  const auto eps = static_cast<float>(options.eps);
+  const auto wd = static_cast<float>(options.weight_decay);
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = grad_scale * grads[i] + wd * params[i];
+    const float m = alpha * ms[i] + one_minus_alpha * g * g;
+    ms[i] = m;
+    params[i] -= lr * g / std::sqrt(m + eps);
+  }
+}
+
+float ClipScale(double norm, double max_norm) {
+  if (max_norm <= 0) return 1.0f;
+  const double scale = max_norm / (norm + 1e-6);
+  return scale < 1.0 ? static_cast<float>(scale) : 1.0f;
+}
+
+}  // namespace asyncrl

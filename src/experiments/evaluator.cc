@@ -1,0 +1,177 @@
+#include "experiments/evaluator.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <numeric>
+#include <stdexcept>
+
+#include <boost/interprocess/sync/scoped_lock.hpp>
+
+#include "experiments/snapshot.h"
+
+namespace asyncrl {
+namespace {
+
+std::string ScoresPath(const std::string& outdir) {
+  return (std::filesystem::path(outdir) / "scores.txt").string();
+}
+
+// Appends `line` with one write() on an O_APPEND descriptor, so a row is
+// never interleaved with another process's.
+void AppendLine(const std::string& path, const std::string& line) {
+  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+                      0644);
+  if (fd < 0) {
+    throw std::runtime_error("cannot open " + path + ": " +
+                             std::strerror(errno));
+  }
+  const ssize_t n = write(fd, line.data(), line.size());
+  const int err = errno;
+  close(fd);
+  if (n != static_cast<ssize_t>(line.size())) {
+    throw std::runtime_error("writing " + path + " failed: " +
+                             std::strerror(n < 0 ? err : ENOSPC));
+  }
+}
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.10g", v);
+  return buf;
+}
+
+}  // namespace
+
+EvalStats Summarize(const std::vector<double>& scores) {
+  if (scores.empty()) throw std::invalid_argument("Summarize: no scores");
+  EvalStats s;
+  s.episodes = static_cast<int64_t>(scores.size());
+  std::vector<double> sorted = scores;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  s.mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / n;
+  s.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  s.min = sorted.front();
+  s.max = sorted.back();
+  if (n >= 2) {
+    double ss = 0;
+    for (double x : sorted) ss += (x - s.mean) * (x - s.mean);
+    s.stdev = std::sqrt(ss / (n - 1));
+  }
+  return s;
+}
+
+std::vector<double> RunEvaluation(Agent& agent, Env& env, int64_t n_steps,
+                                  int64_t n_episodes, int64_t max_episode_len) {
+  if ((n_steps > 0) == (n_episodes > 0)) {
+    throw std::invalid_argument(
+        "RunEvaluation: n_steps=" + std::to_string(n_steps) +
+        ", n_episodes=" + std::to_string(n_episodes) +
+        "; accepted: exactly one of them > 0");
+  }
+  std::vector<double> returns;
+  int64_t total_steps = 0;
+  while (true) {
+    FloatView obs = env.Reset();
+    double episode_return = 0;
+    int64_t len = 0;
+    bool finished = false;
+    while (true) {
+      StepResult r = env.Step(agent.Act(obs));
+      episode_return += r.reward;
+      ++len;
+      ++total_steps;
+      obs = r.observation;
+      if (r.Done() || (max_episode_len > 0 && len >= max_episode_len)) {
+        finished = true;
+        break;
+      }
+      if (n_steps > 0 && total_steps >= n_steps) break;
+    }
+    agent.StopEpisode();
+    if (finished || returns.empty()) returns.push_back(episode_return);
+    if (n_episodes > 0 && static_cast<int64_t>(returns.size()) >= n_episodes) {
+      break;
+    }
+    if (n_steps > 0 && total_steps >= n_steps) {
+      // Drop an unfinished last episode unless it is the only one.
+      if (!finished && returns.size() > 1) returns.pop_back();
+      break;
+    }
+  }
+  return returns;
+}
+
+std::string ScoresHeader(const std::vector<std::string>& statistic_names) {
+  std::string header = "steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin";
+  for (const auto& name : statistic_names) header += "\t" + name;
+  return header + "\n";
+}
+
+AsyncEvaluator::AsyncEvaluator(const TrainOptions& options,
+                               ControlBlock& control,
+                               std::chrono::steady_clock::time_point start)
+    : options_(options), control_(control), start_(start) {}
+
+void AsyncEvaluator::WriteHeader(
+    const std::string& outdir, const std::vector<std::string>& statistic_names) {
+  const std::string path = ScoresPath(outdir);
+  if (std::filesystem::exists(path)) return;
+  AppendLine(path, ScoresHeader(statistic_names));
+}
+
+std::optional<EvalStats> AsyncEvaluator::MaybeEvaluate(int64_t t, Agent& agent,
+                                                       Env& env) {
+  if (options_.eval_interval <= 0) return std::nullopt;
+  int64_t prev = control_.prev_eval_t.load();
+  while (true) {
+    if (t < prev + options_.eval_interval) return std::nullopt;
+    if (control_.prev_eval_t.compare_exchange_weak(
+            prev, prev + options_.eval_interval)) {
+      break;
+    }
+  }
+  const EvalStats stats = Summarize(
+      RunEvaluation(agent, env, options_.eval_n_steps,
+                    options_.eval_n_episodes, options_.max_episode_len));
+  Record(t, stats, agent);
+  return stats;
+}
+
+void AsyncEvaluator::Record(int64_t t, const EvalStats& stats,
+                            const Agent& agent) {
+  const double elapsed = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start_)
+                             .count();
+  boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
+      lock(control_.mutex);
+  std::string row = std::to_string(t) + "\t" +
+                    std::to_string(control_.episodes.load()) + "\t" +
+                    Num(elapsed) + "\t" + Num(stats.mean) + "\t" +
+                    Num(stats.median) + "\t" + Num(stats.stdev) + "\t" +
+                    Num(stats.max) + "\t" + Num(stats.min);
+  for (const auto& s : agent.Statistics()) row += "\t" + Num(s.value);
+  AppendLine(ScoresPath(options_.outdir), row + "\n");
+  const auto dir = std::filesystem::path(options_.outdir);
+  if (!control_.has_best_score || stats.mean > control_.best_score) {
+    control_.best_score = stats.mean;
+    control_.has_best_score = 1;
+    SaveSnapshot(agent, control_, options_, (dir / "best").string());
+  }
+  if (options_.successful_score && stats.mean >= *options_.successful_score) {
+    int32_t expected = 0;
+    if (control_.training_done.compare_exchange_strong(expected, 1)) {
+      SaveSnapshot(agent, control_, options_, (dir / "successful").string());
+    }
+  }
+}
+
+}  // namespace asyncrl

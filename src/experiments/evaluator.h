@@ -1,0 +1,67 @@
+// Evaluation for the asynchronous trainer. RunEvaluation plays evaluation
+// episodes with Agent::Act; AsyncEvaluator keeps the shared schedule (one
+// interval per check, so it catches up), appends whole rows to scores.txt
+// and saves best/ and successful/ under the shared lock.
+#ifndef ASYNCRL_EXPERIMENTS_EVALUATOR_H_
+#define ASYNCRL_EXPERIMENTS_EVALUATOR_H_
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agents/agent.h"
+#include "envs/env.h"
+#include "experiments/train_options.h"
+#include "misc/shared_region.h"
+
+namespace asyncrl {
+
+struct EvalStats {
+  int64_t episodes = 0;
+  double mean = 0, median = 0, stdev = 0, max = 0, min = 0;
+};
+
+// Mean, median, sample standard deviation (0 with fewer than 2 scores), max
+// and min. Throws std::invalid_argument on an empty list.
+EvalStats Summarize(const std::vector<double>& scores);
+
+// Plays evaluation episodes of at most `max_episode_len` steps (0 = the
+// environment's limit). Exactly one of n_steps / n_episodes is > 0. In step
+// mode an unfinished last episode is dropped unless no episode finished.
+// Returns each episode's return.
+std::vector<double> RunEvaluation(Agent& agent, Env& env, int64_t n_steps,
+                                  int64_t n_episodes, int64_t max_episode_len);
+
+// "steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin" followed by the
+// agent's statistic names.
+std::string ScoresHeader(const std::vector<std::string>& statistic_names);
+
+// One per worker process; the schedule and files are shared through the
+// control block. Workers call MaybeEvaluate at every episode end.
+class AsyncEvaluator {
+ public:
+  AsyncEvaluator(const TrainOptions& options, ControlBlock& control,
+                 std::chrono::steady_clock::time_point start);
+
+  // Writes scores.txt's header unless the file exists (a resumed run
+  // appends). Call once, in the parent, before fork.
+  static void WriteHeader(const std::string& outdir,
+                          const std::vector<std::string>& statistic_names);
+
+  // If global step `t` is at least one interval past the schedule, claims
+  // that interval, evaluates `agent` on `env` and records the result.
+  // Returns the statistics when this call evaluated.
+  std::optional<EvalStats> MaybeEvaluate(int64_t t, Agent& agent, Env& env);
+
+ private:
+  void Record(int64_t t, const EvalStats& stats, const Agent& agent);
+
+  const TrainOptions& options_;
+  ControlBlock& control_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_EXPERIMENTS_EVALUATOR_H_

@@ -1,0 +1,53 @@
+#include "experiments/snapshot.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "misc/build_info.h"
+#include "misc/checkpoint.h"
+
+namespace asyncrl {
+
+void SaveSnapshot(const Agent& agent, const ControlBlock& control,
+                  const TrainOptions& options, const std::string& dir) {
+  proto::Checkpoint checkpoint;
+  checkpoint.set_agent_type(agent.Type());
+  checkpoint.set_global_step(control.global_step.load());
+  checkpoint.set_episodes(control.episodes.load());
+  checkpoint.set_has_best_score(control.has_best_score != 0);
+  checkpoint.set_best_score(control.best_score);
+  checkpoint.set_prev_eval_t(control.prev_eval_t.load());
+  agent.SaveTo(&checkpoint);
+  auto* meta = checkpoint.mutable_metadata();
+  for (const auto& [key, value] : options.config) {
+    (*meta->mutable_config())[key] = value;
+  }
+  meta->set_env(options.env_name);
+  meta->set_created_unix_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  meta->set_build_revision(kBuildRevision);
+  SaveCheckpointDir(checkpoint, dir);
+}
+
+void LoadSnapshot(const std::string& dir, Agent& agent, ControlBlock& control) {
+  const proto::Checkpoint checkpoint = LoadCheckpointDir(dir);
+  if (checkpoint.agent_type() != agent.Type()) {
+    throw std::runtime_error("checkpoint " + dir + ": holds a '" +
+                             checkpoint.agent_type() + "' agent, not '" +
+                             agent.Type() + "'");
+  }
+  try {
+    agent.LoadFrom(checkpoint);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("checkpoint " + dir + ": " + e.what());
+  }
+  control.global_step.store(checkpoint.global_step());
+  control.episodes.store(checkpoint.episodes());
+  control.prev_eval_t.store(checkpoint.prev_eval_t());
+  control.has_best_score = checkpoint.has_best_score() ? 1 : 0;
+  control.best_score = checkpoint.best_score();
+}
+
+}  // namespace asyncrl

@@ -1,0 +1,27 @@
+// Trainer checkpoints: the agent's state plus the trainer's counters (global
+// step, episodes, best score, evaluation schedule) and the configuration, so
+// a run can be resumed exactly.
+#ifndef ASYNCRL_EXPERIMENTS_SNAPSHOT_H_
+#define ASYNCRL_EXPERIMENTS_SNAPSHOT_H_
+
+#include <string>
+
+#include "agents/agent.h"
+#include "experiments/train_options.h"
+#include "misc/shared_region.h"
+
+namespace asyncrl {
+
+// Writes `agent` (its shared state once bound) and the counters of `control`
+// to checkpoint directory `dir` atomically. Reads best_score without the
+// lock: callers that race with evaluators hold control.mutex.
+void SaveSnapshot(const Agent& agent, const ControlBlock& control,
+                  const TrainOptions& options, const std::string& dir);
+
+// Loads checkpoint directory `dir` into `agent` and `control`. Throws
+// std::runtime_error naming the directory and the first problem.
+void LoadSnapshot(const std::string& dir, Agent& agent, ControlBlock& control);
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_EXPERIMENTS_SNAPSHOT_H_

@@ -1,0 +1,54 @@
+// The asynchronous trainer (the reference's train_agent_async): the parent
+// builds the shared state, forks `processes` workers that each run
+// TrainLoop, watches them, prints progress, and on any worker failure or
+// SIGINT/SIGTERM stops them all and saves <t>_except/ from the shared
+// parameters.
+#ifndef ASYNCRL_EXPERIMENTS_TRAIN_AGENT_ASYNC_H_
+#define ASYNCRL_EXPERIMENTS_TRAIN_AGENT_ASYNC_H_
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "agents/agent.h"
+#include "envs/env.h"
+#include "experiments/hooks.h"
+#include "experiments/train_options.h"
+#include "misc/process_group.h"
+
+namespace asyncrl {
+
+// make_env(process_idx, test): a training (test=false) or evaluation
+// (test=true) environment for worker `process_idx`. The trainer seeds it.
+using MakeEnvFn = std::function<std::unique_ptr<Env>(int process_idx, bool test)>;
+// make_agent(process_idx): worker `process_idx`'s agent. Called once in the
+// parent (process_idx 0) to lay out the shared state, then in every worker.
+using MakeAgentFn = std::function<std::unique_ptr<Agent>(int process_idx)>;
+
+struct TrainResult {
+  // 0 on success, 1 when a worker failed, 128 + signal for SIGINT/SIGTERM.
+  int exit_code = 0;
+  // Empty on success; otherwise names the worker, its pid and the exception
+  // or signal (or the signal the parent received).
+  std::string message;
+  int64_t global_step = 0;
+  int64_t episodes = 0;
+  std::string except_dir;  // Set when <t>_except/ was saved.
+  GroupReport report;
+};
+
+// Trains until options.steps global steps, a successful evaluation, a
+// failure or a stop signal. Progress lines go to `log` (may be null).
+// Throws std::invalid_argument for invalid options before anything is
+// written; a failure to save the exception checkpoint is added to message.
+TrainResult TrainAgentAsync(const TrainOptions& options,
+                            const MakeEnvFn& make_env,
+                            const MakeAgentFn& make_agent,
+                            const std::vector<StepHook>& hooks = {},
+                            std::ostream* log = nullptr);
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_EXPERIMENTS_TRAIN_AGENT_ASYNC_H_

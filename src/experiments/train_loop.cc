@@ -1,0 +1,194 @@
+#include "experiments/train_loop.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "experiments/snapshot.h"
+#include "misc/seeding.h"
+
+namespace asyncrl {
+namespace {
+
+// Claims up to `want` global steps; returns the first claimed step number
+// (1-based) and sets `granted`. The counter never passes `steps`.
+int64_t ClaimSteps(ControlBlock& control, int64_t steps, int64_t want,
+                   int64_t* granted) {
+  const int64_t before = control.global_step.fetch_add(want);
+  const int64_t available = std::clamp<int64_t>(steps - before, 0, want);
+  if (available < want) control.global_step.fetch_sub(want - available);
+  *granted = available;
+  return before + 1;
+}
+
+class Worker {
+ public:
+  explicit Worker(WorkerContext& ctx)
+      : ctx_(ctx),
+        options_(*ctx.options),
+        control_(*ctx.control),
+        agent_(*ctx.agent) {}
+
+  void EndEpisode(int64_t t) {
+    if (ctx_.evaluator != nullptr && ctx_.eval_env != nullptr) {
+      ctx_.evaluator->MaybeEvaluate(t, agent_, *ctx_.eval_env);
+    }
+    control_.episodes.fetch_add(1);
+  }
+
+  void SaveFinish() {
+    SaveSnapshot(agent_, control_, options_,
+                 (std::filesystem::path(options_.outdir) /
+                  (std::to_string(options_.steps) + "_finish"))
+                     .string());
+  }
+
+  void RunHooks(Env& env, int64_t t) {
+    if (ctx_.hooks == nullptr) return;
+    for (const auto& hook : *ctx_.hooks) hook(env, agent_, t);
+  }
+
+  bool Cut(int64_t len) const {
+    return options_.max_episode_len > 0 && len >= options_.max_episode_len;
+  }
+
+  // K = 1: the reference's act_and_train / stop_episode_and_train loop.
+  void RunSingle() {
+    Env& env = *ctx_.envs[0];
+    FloatView obs = env.Reset(
+        TrainEnvSeed(ctx_.process_idx, options_.seed, options_.processes));
+    double reward = 0;
+    int64_t len = 0;
+    while (control_.stop.load(std::memory_order_relaxed) == 0) {
+      int64_t granted = 0;
+      const int64_t t = ClaimSteps(control_, options_.steps, 1, &granted);
+      if (granted == 0) {  // Others took the last steps.
+        if (len > 0) {
+          agent_.StopEpisodeAndTrain(obs, reward, false);
+          EndEpisode(options_.steps);
+        }
+        return;
+      }
+      const StepResult r = env.Step(agent_.ActAndTrain(obs, reward));
+      ++len;
+      RunHooks(env, t);
+      obs = r.observation;
+      reward = r.reward;
+      const bool last = t >= options_.steps || control_.training_done.load();
+      if (!(r.Done() || Cut(len) || last)) continue;
+      agent_.StopEpisodeAndTrain(obs, reward, r.terminated);
+      EndEpisode(t);
+      if (t == options_.steps) SaveFinish();
+      if (last) return;
+      obs = env.Reset();
+      reward = 0;
+      len = 0;
+    }
+  }
+
+  // K > 1: step K environments as one batch.
+  void RunBatch() {
+    auto* batch_agent = dynamic_cast<BatchAgent*>(&agent_);
+    if (batch_agent == nullptr) {
+      throw std::invalid_argument(
+          "envs_per_process=" + std::to_string(options_.envs_per_process) +
+          " needs an agent that acts on batches; agent type '" +
+          agent_.Type() + "' does not (accepted: envs_per_process=1)");
+    }
+    const int64_t k = options_.envs_per_process;
+    const int64_t obs_size = ctx_.envs[0]->ObservationSpace().FlatSize();
+    std::vector<float> obs(k * obs_size);
+    std::vector<float> next(k * obs_size);
+    std::vector<double> rewards(k);
+    std::vector<uint8_t> terminal(k);
+    std::vector<uint8_t> ended(k);
+    std::vector<uint8_t> segment_end(k);
+    std::vector<int64_t> len(k, 0);
+    auto put = [obs_size](std::vector<float>& dst, int64_t row, FloatView v) {
+      std::memcpy(dst.data() + row * obs_size, v.data, obs_size * sizeof(float));
+    };
+    for (int64_t j = 0; j < k; ++j) {
+      put(obs, j,
+          ctx_.envs[j]->Reset(TrainEnvSeed(
+              static_cast<int>(ctx_.process_idx * k + j), options_.seed,
+              static_cast<int>(options_.processes * k))));
+    }
+    int64_t active = 0;
+    int64_t first = ClaimSteps(control_, options_.steps, k, &active);
+    while (active > 0 && control_.stop.load(std::memory_order_relaxed) == 0) {
+      const auto& actions =
+          batch_agent->BatchActAndTrain({obs.data(), active * obs_size}, active);
+      for (int64_t j = 0; j < active; ++j) {
+        Env& env = *ctx_.envs[j];
+        const StepResult r = env.Step(actions[j]);
+        ++len[j];
+        RunHooks(env, first + j);
+        put(next, j, r.observation);
+        rewards[j] = r.reward;
+        terminal[j] = r.terminated;
+        ended[j] = r.Done() || Cut(len[j]);
+      }
+      const int64_t last_t = first + active - 1;
+      const bool stop_now = last_t >= options_.steps ||
+                            control_.training_done.load() != 0 ||
+                            control_.stop.load() != 0;
+      int64_t next_active = 0;
+      const int64_t next_first =
+          stop_now ? 0 : ClaimSteps(control_, options_.steps, k, &next_active);
+      // A smaller next batch starts a new rollout: end every segment here.
+      const bool flush = next_active < active;
+      rewards.resize(active);
+      terminal.resize(active);
+      for (int64_t j = 0; j < active; ++j) segment_end[j] = ended[j] || flush;
+      batch_agent->BatchObserveAndTrain(
+          {next.data(), active * obs_size}, rewards, terminal,
+          std::vector<uint8_t>(segment_end.begin(),
+                               segment_end.begin() + active));
+      rewards.resize(k);
+      terminal.resize(k);
+      for (int64_t j = 0; j < active; ++j) {
+        const bool cut_by_trainer = j >= next_active;
+        if (ended[j] || cut_by_trainer) {
+          EndEpisode(first + j);
+          if (first + j == options_.steps) SaveFinish();
+          len[j] = 0;
+          if (!cut_by_trainer) put(obs, j, ctx_.envs[j]->Reset());
+        } else {
+          put(obs, j, {next.data() + j * obs_size, obs_size});
+        }
+      }
+      first = next_first;
+      active = next_active;
+    }
+  }
+
+ private:
+  WorkerContext& ctx_;
+  const TrainOptions& options_;
+  ControlBlock& control_;
+  Agent& agent_;
+};
+
+}  // namespace
+
+void TrainLoop(WorkerContext& ctx) {
+  if (ctx.options == nullptr || ctx.control == nullptr || ctx.agent == nullptr ||
+      static_cast<int>(ctx.envs.size()) != ctx.options->envs_per_process) {
+    throw std::invalid_argument(
+        "TrainLoop: context needs options, control, agent and " +
+        std::string("envs_per_process environments"));
+  }
+  if (ctx.eval_env != nullptr) {
+    ctx.eval_env->Reset(
+        EvalEnvSeed(ctx.process_idx, ctx.options->seed, ctx.options->processes));
+  }
+  Worker worker(ctx);
+  if (ctx.options->envs_per_process == 1) {
+    worker.RunSingle();
+  } else {
+    worker.RunBatch();
+  }
+}
+
+}  // namespace asyncrl

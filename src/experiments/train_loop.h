@@ -1,0 +1,40 @@
+// The loop each worker process runs (the reference's train_loop): act, step,
+// claim a global step, call hooks, end episodes, evaluate when due, stop at
+// `steps`, on training done or when asked to stop.
+#ifndef ASYNCRL_EXPERIMENTS_TRAIN_LOOP_H_
+#define ASYNCRL_EXPERIMENTS_TRAIN_LOOP_H_
+
+#include <memory>
+#include <vector>
+
+#include "agents/agent.h"
+#include "envs/env.h"
+#include "experiments/evaluator.h"
+#include "experiments/hooks.h"
+#include "experiments/train_options.h"
+#include "misc/shared_region.h"
+
+namespace asyncrl {
+
+// Everything one worker's loop uses. Envs: K training environments (K =
+// options.envs_per_process); K > 1 needs a BatchAgent.
+struct WorkerContext {
+  int process_idx = 0;
+  const TrainOptions* options = nullptr;
+  ControlBlock* control = nullptr;
+  Agent* agent = nullptr;
+  std::vector<std::unique_ptr<Env>> envs;
+  std::unique_ptr<Env> eval_env;  // Null when evaluation is off.
+  AsyncEvaluator* evaluator = nullptr;
+  const std::vector<StepHook>* hooks = nullptr;
+};
+
+// Runs until the global step counter reaches options.steps (it never passes
+// it: each step is claimed before it is taken), training is done, or the stop
+// flag is raised. The worker whose claim is exactly `steps` saves
+// <steps>_finish/. Throws whatever the agent, environments or hooks throw.
+void TrainLoop(WorkerContext& ctx);
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_EXPERIMENTS_TRAIN_LOOP_H_

@@ -1,0 +1,49 @@
+// Options of the asynchronous trainer (TrainAgentAsync), with the
+// reference's semantics. Plain struct with documented defaults; Validate()
+// names the first bad field.
+#ifndef ASYNCRL_EXPERIMENTS_TRAIN_OPTIONS_H_
+#define ASYNCRL_EXPERIMENTS_TRAIN_OPTIONS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace asyncrl {
+
+struct TrainOptions {
+  int processes = 1;             // Worker processes, >= 1.
+  int64_t steps = 0;             // Global steps to train, >= 1.
+  int envs_per_process = 1;      // K environments stepped as a batch, >= 1.
+  int64_t seed = 0;              // Environment seeds follow misc/seeding.h.
+  // Longest episode in steps, in training and evaluation; 0 leaves it to
+  // the environment's own time limit.
+  int64_t max_episode_len = 0;
+  // Evaluation: every eval_interval global steps (0 = never), exactly one
+  // of eval_n_steps / eval_n_episodes > 0.
+  int64_t eval_interval = 0;
+  int64_t eval_n_steps = 0;
+  int64_t eval_n_episodes = 0;
+  // Stop when an evaluation mean reaches this and save successful/.
+  std::optional<double> successful_score;
+  // The run directory (must exist): scores.txt and checkpoints go here.
+  std::string outdir;
+  // Resume from this checkpoint directory ("" = start fresh): parameters,
+  // optimizer state, step and episode counters, best score, schedule.
+  std::string load;
+  // Workers get this long to stop by themselves before SIGKILL.
+  std::chrono::milliseconds grace{3000};
+  // The parent prints a status line this often (0 = never).
+  std::chrono::milliseconds progress_interval{5000};
+  // Recorded in every checkpoint's metadata.
+  std::map<std::string, std::string> config;
+  std::string env_name;
+
+  // Throws std::invalid_argument "<field>=<value> is invalid; accepted: ...".
+  void Validate() const;
+};
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_EXPERIMENTS_TRAIN_OPTIONS_H_
