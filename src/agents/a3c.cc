@@ -240,7 +240,7 @@ void A3C::StopEpisodeAndTrain(FloatView obs, double reward, bool terminal) {
   BatchObserveAndTrain(obs, {reward}, {static_cast<uint8_t>(terminal)}, {1});
 }
 
-A3CLosses A3C::ComputeLosses() {
+A3C::Losses A3C::ComputeLosses() {
   const int64_t k = rollout_.batch;
   const int64_t n = rollout_.steps * k;
   const int64_t b = rollout_.num_bootstrap;
@@ -256,8 +256,8 @@ A3CLosses A3C::ComputeLosses() {
   const torch::Tensor boot = out.value.slice(0, n, n + b).detach().contiguous();
   const float* boot_v = boot.data_ptr<float>();
 
-  A3CLosses losses;
-  losses.returns.resize(n);
+  A3CUpdateInfo& info = last_update_;
+  info.returns.resize(n);
   std::vector<double> running(k, 0.0);
   for (int64_t s = rollout_.steps - 1; s >= 0; --s) {
     for (int64_t r = 0; r < k; ++r) {
@@ -269,13 +269,13 @@ A3CLosses A3C::ComputeLosses() {
         running[r] = boot_v[next];
       }
       running[r] = rollout_.rewards[i] + options_.gamma * running[r];
-      losses.returns[i] = static_cast<float>(running[r]);
+      info.returns[i] = static_cast<float>(running[r]);
     }
   }
-  const auto returns = torch::from_blob(losses.returns.data(), {n});
+  const auto returns = torch::from_blob(info.returns.data(), {n});
   const auto advantages = (returns - v.detach()).contiguous();
-  losses.advantages.assign(advantages.data_ptr<float>(),
-                           advantages.data_ptr<float>() + n);
+  info.advantages.assign(advantages.data_ptr<float>(),
+                         advantages.data_ptr<float>() + n);
 
   torch::Tensor log_prob;
   torch::Tensor entropy;
@@ -294,13 +294,14 @@ A3CLosses A3C::ComputeLosses() {
     log_prob = (-0.5 * z * z - log_std - 0.5 * kLog2Pi).sum(-1);
     entropy = (0.5 + 0.5 * kLog2Pi + log_std).sum(-1);
   }
+  Losses losses;
   losses.pi_loss =
       -(log_prob * advantages).sum() - options_.beta * entropy.sum();
   losses.v_loss = (v - returns).pow(2).sum() / 2;
   return losses;
 }
 
-torch::Tensor A3C::TotalLoss(const A3CLosses& losses) const {
+torch::Tensor A3C::TotalLoss(const Losses& losses) const {
   double pi_scale = options_.pi_loss_coef;
   double v_scale = options_.v_loss_coef;
   const auto steps = static_cast<double>(rollout_.steps);
@@ -320,13 +321,15 @@ torch::Tensor A3C::TotalLoss(const A3CLosses& losses) const {
 }
 
 void A3C::Update() {
-  const A3CLosses losses = ComputeLosses();
+  const Losses losses = ComputeLosses();
   local_->ZeroGrads();
   TotalLoss(losses).backward();
+  last_update_.pi_loss = losses.pi_loss.item<double>();
+  last_update_.v_loss = losses.v_loss.item<double>();
   const int64_t n = local_->size();
   const float* grads = local_->grads_data();
-  const float scale =
-      ClipScale(std::sqrt(SquaredNorm(grads, n)), options_.max_grad_norm);
+  last_update_.grad_norm = std::sqrt(SquaredNorm(grads, n));
+  const float scale = ClipScale(last_update_.grad_norm, options_.max_grad_norm);
   RmspropStep(options_.optimizer, scale, grads, shared_params_, shared_ms_, n);
   RefreshLocal();
   rollout_ = Rollout{};

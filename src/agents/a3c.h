@@ -43,12 +43,14 @@ struct A3COptions {
   void Validate() const;
 };
 
-// The per-row data of one update, exposed for tests of the update math.
-struct A3CLosses {
-  torch::Tensor pi_loss;  // Scalar.
-  torch::Tensor v_loss;   // Scalar.
+// What the last update computed (rows in step-major order: row
+// step * K + k), for logs and tests of the update math.
+struct A3CUpdateInfo {
   std::vector<float> returns;     // R per rollout row.
   std::vector<float> advantages;  // R - V per rollout row.
+  double pi_loss = 0;             // Before coefficients and scalings.
+  double v_loss = 0;
+  double grad_norm = 0;           // Global L2 norm before clipping.
 };
 
 class A3C : public BatchAgent, public LearningRateControl {
@@ -85,10 +87,7 @@ class A3C : public BatchAgent, public LearningRateControl {
   const float* shared_ms() const { return shared_ms_; }
   int64_t num_updates() const { return num_updates_; }
 
-  // Losses of the current rollout (computed, not applied), and the loss
-  // that an update differentiates (coefficients and scalings applied).
-  A3CLosses ComputeLosses();
-  torch::Tensor TotalLoss(const A3CLosses& losses) const;
+  const A3CUpdateInfo& last_update() const { return last_update_; }
 
  private:
   struct Rollout {
@@ -110,6 +109,14 @@ class A3C : public BatchAgent, public LearningRateControl {
   // Samples (or picks greedily) K actions from a forward pass over K rows.
   void ChooseActions(FloatView obs, int64_t k, bool deterministic,
                      bool record);
+  struct Losses {
+    torch::Tensor pi_loss;  // Scalar.
+    torch::Tensor v_loss;   // Scalar.
+  };
+  // Losses of the current rollout; fills last_update_'s returns/advantages.
+  Losses ComputeLosses();
+  // The loss an update differentiates: coefficients and scalings applied.
+  torch::Tensor TotalLoss(const Losses& losses) const;
   void Update();
   void RefreshLocal();
 
@@ -135,6 +142,7 @@ class A3C : public BatchAgent, public LearningRateControl {
   double average_value_ = 0.0;
   double average_entropy_ = 0.0;
   int64_t num_updates_ = 0;
+  A3CUpdateInfo last_update_;
 };
 
 }  // namespace asyncrl
