@@ -1,0 +1,118 @@
+// Helpers shared by the experiment tests: a temporary directory, a small
+// A3C factory, and environments that fail on purpose.
+#ifndef ASYNCRL_TESTS_EXPERIMENTS_TEST_HELPERS_H_
+#define ASYNCRL_TESTS_EXPERIMENTS_TEST_HELPERS_H_
+
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "agents/a3c.h"
+#include "envs/registry.h"
+#include "envs/wrappers.h"
+#include "experiments/train_agent_async.h"
+
+namespace asyncrl::testing {
+
+// A fresh directory removed at destruction.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag)
+      : path_(std::filesystem::temp_directory_path() /
+              ("asyncrl_" + tag + "_" + std::to_string(getpid()))) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::vector<std::string> ReadLines(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+inline std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::stringstream ss(s);
+  for (std::string part; std::getline(ss, part, sep);) parts.push_back(part);
+  return parts;
+}
+
+// How a FaultyEnv fails at its `at_step`-th step.
+enum class Fault { kThrow, kSignal };
+
+// Wraps an environment and fails after `at_step` steps: throws
+// std::runtime_error("injected failure at step N") or raises `signal`.
+class FaultyEnv : public Wrapper {
+ public:
+  FaultyEnv(std::unique_ptr<Env> inner, int64_t at_step, Fault fault,
+            int signal = 0)
+      : Wrapper(std::move(inner)), at_step_(at_step), fault_(fault),
+        signal_(signal) {}
+
+ protected:
+  StepResult DoStep(const Action& action) override {
+    if (++steps_ == at_step_) {
+      if (fault_ == Fault::kThrow) {
+        throw std::runtime_error("injected failure at step " +
+                                 std::to_string(steps_));
+      }
+      std::signal(signal_, SIG_DFL);
+      raise(signal_);
+    }
+    return Wrapper::DoStep(action);
+  }
+
+ private:
+  int64_t at_step_;
+  Fault fault_;
+  int signal_;
+  int64_t steps_ = 0;
+};
+
+inline A3COptions SmallA3COptions() {
+  A3COptions options;
+  options.t_max = 5;
+  return options;
+}
+
+// A3C with a small reference-shaped network on `env_name`'s spaces.
+inline MakeAgentFn SmallA3C(const std::string& env_name,
+                            std::vector<int64_t> hidden = {32, 32},
+                            A3COptions options = SmallA3COptions()) {
+  auto probe = MakeEnv(env_name);
+  const Space obs = probe->ObservationSpace();
+  const Space act = probe->ActionSpace();
+  return [=](int idx) -> std::unique_ptr<Agent> {
+    torch::manual_seed(0);
+    A3COptions o = options;
+    o.seed = static_cast<uint64_t>(idx);
+    return std::make_unique<A3C>(
+        FcSoftmaxActorCritic(obs.FlatSize(), act.n, hidden).ptr(), obs, act, o);
+  };
+}
+
+inline MakeEnvFn PlainEnv(const std::string& name, double reward_scale = 1.0) {
+  return [=](int, bool test) {
+    EnvOptions options;
+    options.reward_scale = test ? 1.0 : reward_scale;
+    return MakeEnv(name, options);
+  };
+}
+
+}  // namespace asyncrl::testing
+
+#endif  // ASYNCRL_TESTS_EXPERIMENTS_TEST_HELPERS_H_

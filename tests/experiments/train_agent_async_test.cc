@@ -1,0 +1,251 @@
+// The asynchronous trainer end to end, in real worker processes: exact step
+// counter, checkpoints (finish, best, successful, except), failures by
+// exception and by signal, SIGINT/SIGTERM, resume, batched environments and
+// a fixed-seed learning test.
+#include "experiments/train_agent_async.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+
+#include "experiments/evaluator.h"
+#include "misc/checkpoint.h"
+#include "test_helpers.h"
+
+namespace asyncrl {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Fault;
+using testing::FaultyEnv;
+using testing::PlainEnv;
+using testing::ReadLines;
+using testing::SmallA3C;
+using testing::Split;
+using testing::TempDir;
+
+class TrainAgentAsyncTest : public ::testing::Test {
+ protected:
+  TrainAgentAsyncTest()
+      : dir_(::testing::UnitTest::GetInstance()->current_test_info()->name()) {}
+
+  TrainOptions Options(int processes, int64_t steps) {
+    TrainOptions o;
+    o.processes = processes;
+    o.steps = steps;
+    o.outdir = dir_.str();
+    o.env_name = "CartPole-v1";
+    o.progress_interval = std::chrono::milliseconds(0);
+    return o;
+  }
+
+  fs::path Path(const std::string& name) const { return dir_.path() / name; }
+
+  TempDir dir_;
+};
+
+TEST_F(TrainAgentAsyncTest, FinishBestAndScoresAfterAShortRun) {
+  TrainOptions o = Options(2, 4000);
+  o.eval_interval = 1000;
+  o.eval_n_episodes = 2;
+  const TrainResult r =
+      TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"));
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  EXPECT_EQ(r.global_step, 4000);
+  EXPECT_GT(r.episodes, 0);
+  const proto::Checkpoint finish = LoadCheckpointDir(Path("4000_finish").string());
+  EXPECT_EQ(finish.global_step(), 4000);
+  EXPECT_EQ(finish.agent_type(), "a3c");
+  EXPECT_GT(finish.parameters_size(), 0);
+
+  const auto lines = ReadLines(Path("scores.txt"));
+  ASSERT_GE(lines.size(), 4u);  // Header and at least three evaluations.
+  EXPECT_EQ(lines[0],
+            "steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin\t"
+            "average_value\taverage_entropy");
+  double best = -1e300;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const auto fields = Split(lines[i], '\t');
+    ASSERT_EQ(fields.size(), 10u) << lines[i];
+    EXPECT_GE(std::stoll(fields[0]), 1000);
+    EXPECT_LE(std::stoll(fields[0]), 4000);
+    best = std::max(best, std::stod(fields[3]));
+  }
+  const proto::Checkpoint best_ckpt = LoadCheckpointDir(Path("best").string());
+  EXPECT_TRUE(best_ckpt.has_best_score());
+  EXPECT_NEAR(best_ckpt.best_score(), best, 1e-6 * std::abs(best) + 1e-9);
+  EXPECT_FALSE(fs::exists(Path("successful")));
+}
+
+TEST_F(TrainAgentAsyncTest, BatchedEnvironmentsEndExactlyAtSteps) {
+  TrainOptions o = Options(2, 3001);
+  o.envs_per_process = 3;
+  const TrainResult r =
+      TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"));
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  EXPECT_EQ(r.global_step, 3001);
+  EXPECT_GT(r.episodes, 3001 / 500);
+  EXPECT_EQ(LoadCheckpointDir(Path("3001_finish").string()).global_step(), 3001);
+}
+
+TEST_F(TrainAgentAsyncTest, SuccessfulScoreStopsTrainingEarly) {
+  TrainOptions o = Options(2, 1000000);
+  o.eval_interval = 500;
+  o.eval_n_episodes = 1;
+  o.successful_score = -1.0;  // Any evaluation succeeds.
+  const TrainResult r =
+      TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"));
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  EXPECT_LT(r.global_step, 1000000);
+  EXPECT_TRUE(fs::exists(Path("successful") / kCheckpointFileName));
+  EXPECT_FALSE(fs::exists(Path("1000000_finish")));
+}
+
+TEST_F(TrainAgentAsyncTest, WorkerExceptionStopsEveryWorkerAndSavesExcept) {
+  TrainOptions o = Options(2, 100000000);
+  auto make_env = [](int idx, bool test) -> std::unique_ptr<Env> {
+    auto env = MakeEnv("CartPole-v1");
+    if (idx != 1 || test) return env;
+    return std::make_unique<FaultyEnv>(std::move(env), 300, Fault::kThrow);
+  };
+  const TrainResult r = TrainAgentAsync(o, make_env, SmallA3C("CartPole-v1"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.message.find("worker 1 (pid"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("injected failure at step 300"), std::string::npos)
+      << r.message;
+  EXPECT_LT(r.global_step, 100000000);
+  ASSERT_FALSE(r.except_dir.empty());
+  EXPECT_EQ(r.except_dir,
+            Path(std::to_string(r.global_step) + "_except").string());
+  const proto::Checkpoint c = LoadCheckpointDir(r.except_dir);
+  EXPECT_EQ(c.global_step(), r.global_step);
+  EXPECT_GT(c.parameters_size(), 0);
+  // The healthy worker stopped on the flag, not by SIGKILL.
+  EXPECT_FALSE(r.report.workers[0].signaled) << r.report.workers[0].Describe();
+}
+
+class WorkerSignalTest : public TrainAgentAsyncTest,
+                         public ::testing::WithParamInterface<int> {};
+
+TEST_P(WorkerSignalTest, WorkerDyingBySignalIsReported) {
+  const int sig = GetParam();
+  TrainOptions o = Options(2, 100000000);
+  auto make_env = [sig](int idx, bool test) -> std::unique_ptr<Env> {
+    auto env = MakeEnv("CartPole-v1");
+    if (idx != 0 || test) return env;
+    return std::make_unique<FaultyEnv>(std::move(env), 200, Fault::kSignal, sig);
+  };
+  const TrainResult r = TrainAgentAsync(o, make_env, SmallA3C("CartPole-v1"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.message.find("worker 0 (pid"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find(SignalName(sig)), std::string::npos) << r.message;
+  ASSERT_FALSE(r.except_dir.empty());
+  EXPECT_NO_THROW(LoadCheckpointDir(r.except_dir));
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, WorkerSignalTest,
+                         ::testing::Values(SIGKILL, SIGSEGV, SIGABRT),
+                         [](const auto& info) { return SignalName(info.param); });
+
+class ParentSignalTest : public TrainAgentAsyncTest,
+                         public ::testing::WithParamInterface<int> {};
+
+TEST_P(ParentSignalTest, SignalToParentStopsTheRunWithItsStatus) {
+  const int sig = GetParam();
+  TrainOptions o = Options(2, 100000000);
+  // Worker 0 signals the trainer once a few hundred steps are done.
+  std::vector<StepHook> hooks = {[sig](Env&, Agent&, int64_t t) {
+    static bool sent = false;
+    if (!sent && t >= 500) {
+      sent = true;
+      kill(getppid(), sig);
+    }
+  }};
+  const TrainResult r = TrainAgentAsync(o, PlainEnv("CartPole-v1"),
+                                        SmallA3C("CartPole-v1"), hooks);
+  EXPECT_EQ(r.exit_code, 128 + sig);
+  EXPECT_NE(r.message.find(SignalName(sig)), std::string::npos) << r.message;
+  ASSERT_FALSE(r.except_dir.empty());
+  EXPECT_NO_THROW(LoadCheckpointDir(r.except_dir));
+  for (const auto& w : r.report.workers) EXPECT_FALSE(w.Failed()) << w.Describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, ParentSignalTest,
+                         ::testing::Values(SIGINT, SIGTERM),
+                         [](const auto& info) { return SignalName(info.param); });
+
+TEST_F(TrainAgentAsyncTest, LoadResumesCountersAndParameters) {
+  TrainOptions first = Options(1, 2000);
+  ASSERT_EQ(TrainAgentAsync(first, PlainEnv("CartPole-v1"),
+                            SmallA3C("CartPole-v1"))
+                .exit_code,
+            0);
+  const std::string ckpt = Path("2000_finish").string();
+  const proto::Checkpoint saved = LoadCheckpointDir(ckpt);
+  TempDir second_dir("resume_second");
+  TrainOptions second = Options(1, 3000);
+  second.outdir = second_dir.str();
+  second.load = ckpt;
+  const TrainResult r = TrainAgentAsync(second, PlainEnv("CartPole-v1"),
+                                        SmallA3C("CartPole-v1"));
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  EXPECT_EQ(r.global_step, 3000);
+  EXPECT_GT(r.episodes, saved.episodes());
+  const proto::Checkpoint finish =
+      LoadCheckpointDir((second_dir.path() / "3000_finish").string());
+  EXPECT_EQ(finish.global_step(), 3000);
+  EXPECT_GT(finish.episodes(), saved.episodes());
+}
+
+TEST_F(TrainAgentAsyncTest, LoadOfAnIncompatibleCheckpointIsRefused) {
+  TrainOptions first = Options(1, 500);
+  ASSERT_EQ(TrainAgentAsync(first, PlainEnv("CartPole-v1"),
+                            SmallA3C("CartPole-v1", {16}))
+                .exit_code,
+            0);
+  TempDir second_dir("incompatible");
+  TrainOptions second = Options(1, 1000);
+  second.outdir = second_dir.str();
+  second.load = Path("500_finish").string();
+  try {
+    TrainAgentAsync(second, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"));
+    FAIL() << "loaded a checkpoint of another network";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(second.load), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(TrainAgentAsyncTest, InvalidOptionsAreRejectedBeforeAnythingIsWritten) {
+  TrainOptions o = Options(2, 0);
+  EXPECT_THROW(TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1")),
+               std::invalid_argument);
+  o = Options(2, 100);
+  o.eval_interval = 10;
+  o.eval_n_episodes = 1;
+  o.eval_n_steps = 5;
+  EXPECT_THROW(TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1")),
+               std::invalid_argument);
+  EXPECT_TRUE(fs::is_empty(dir_.path()));
+}
+
+TEST_F(TrainAgentAsyncTest, LearnsCartPoleV0WithAFixedSeed) {
+  // The reference's discrete network and hyperparameters, one process.
+  TrainOptions o = Options(1, 400000);
+  o.env_name = "CartPole-v0";
+  o.eval_interval = 10000;
+  o.eval_n_episodes = 10;
+  o.successful_score = 195;
+  A3COptions a;
+  a.optimizer.lr = 7e-4;
+  const TrainResult r = TrainAgentAsync(o, PlainEnv("CartPole-v0", 0.01),
+                                        SmallA3C("CartPole-v0", {200, 200}, a));
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  const proto::Checkpoint best = LoadCheckpointDir(Path("best").string());
+  EXPECT_GE(best.best_score(), 195.0) << "after " << r.global_step << " steps";
+  EXPECT_TRUE(fs::exists(Path("successful") / kCheckpointFileName));
+}
+
+}  // namespace
+}  // namespace asyncrl
