@@ -97,15 +97,13 @@ std::vector<double> RunEvaluation(Agent& agent, Env& env, int64_t n_steps,
       if (n_steps > 0 && total_steps >= n_steps) break;
     }
     agent.StopEpisode();
+    // In step mode an unfinished last episode counts only if it is the only
+    // one.
     if (finished || returns.empty()) returns.push_back(episode_return);
     if (n_episodes > 0 && static_cast<int64_t>(returns.size()) >= n_episodes) {
       break;
     }
-    if (n_steps > 0 && total_steps >= n_steps) {
-      // Drop an unfinished last episode unless it is the only one.
-      if (!finished && returns.size() > 1) returns.pop_back();
-      break;
-    }
+    if (n_steps > 0 && total_steps >= n_steps) break;
   }
   return returns;
 }

@@ -1,0 +1,202 @@
+// Evaluation: statistics, step and episode budgets, the shared schedule with
+// catch-up, scores.txt rows and best/ under the lock; the learning-rate hook.
+#include "experiments/evaluator.h"
+
+#include <gtest/gtest.h>
+
+#include "experiments/hooks.h"
+#include "misc/checkpoint.h"
+#include "test_helpers.h"
+
+namespace asyncrl {
+namespace {
+
+using testing::ReadLines;
+using testing::Split;
+using testing::TempDir;
+
+// Episodes of exactly `length` steps, reward 1 per step (plus `bonus` on the
+// first step of every episode, to tell episodes apart).
+class FixedLengthEnv : public Env {
+ public:
+  explicit FixedLengthEnv(int64_t length) : length_(length) {}
+  std::string Name() const override { return "FixedLength"; }
+  const Space& ObservationSpace() const override { return obs_space_; }
+  const Space& ActionSpace() const override { return act_space_; }
+
+ protected:
+  FloatView DoReset(std::optional<uint64_t>) override {
+    t_ = 0;
+    return {&obs_, 1};
+  }
+  StepResult DoStep(const Action&) override {
+    ++t_;
+    StepResult r;
+    r.observation = {&obs_, 1};
+    r.reward = 1.0;
+    r.terminated = t_ >= length_;
+    return r;
+  }
+
+ private:
+  int64_t length_;
+  int64_t t_ = 0;
+  float obs_ = 0;
+  Space obs_space_ = Space::Box({1}, -1, 1);
+  Space act_space_ = Space::Discrete(2);
+};
+
+// Always action 0; one parameter in shared memory; counts evaluation calls.
+class ConstantAgent : public Agent {
+ public:
+  std::string Type() const override { return "constant"; }
+  Action Act(FloatView) override {
+    ++acts;
+    return Action::Discrete(0);
+  }
+  Action ActAndTrain(FloatView, double) override { return Action::Discrete(0); }
+  void StopEpisodeAndTrain(FloatView, double, bool) override {}
+  void StopEpisode() override { ++episodes_stopped; }
+  std::vector<Statistic> Statistics() const override { return {{"calls", 1.5}}; }
+  SharedStateSizes SharedSizes() const override { return {1, 0}; }
+  void BindShared(SharedBuffers, bool) override {}
+  void SaveTo(proto::Checkpoint* c) const override {
+    const float w = 3.0f;
+    AddFloatTensor(c->mutable_parameters(), "w", {1}, &w);
+  }
+  void LoadFrom(const proto::Checkpoint&) override {}
+
+  int acts = 0;
+  int episodes_stopped = 0;
+};
+
+TEST(SummarizeTest, MeanMedianSampleStdevMaxMin) {
+  const EvalStats s = Summarize({2, 4, 4, 4, 5, 5, 7, 9});
+  EXPECT_DOUBLE_EQ(s.mean, 5.0);
+  EXPECT_DOUBLE_EQ(s.median, 4.5);
+  EXPECT_NEAR(s.stdev, std::sqrt(32.0 / 7.0), 1e-12);
+  EXPECT_DOUBLE_EQ(s.max, 9);
+  EXPECT_DOUBLE_EQ(s.min, 2);
+  EXPECT_DOUBLE_EQ(Summarize({3}).stdev, 0.0);
+  EXPECT_THROW(Summarize({}), std::invalid_argument);
+}
+
+TEST(RunEvaluationTest, EpisodeModeRunsThatManyEpisodes) {
+  FixedLengthEnv env(7);
+  ConstantAgent agent;
+  const auto returns = RunEvaluation(agent, env, 0, 3, 0);
+  EXPECT_EQ(returns, std::vector<double>({7, 7, 7}));
+  EXPECT_EQ(agent.acts, 21);
+  EXPECT_EQ(agent.episodes_stopped, 3);
+}
+
+TEST(RunEvaluationTest, StepModeDropsTheUnfinishedLastEpisode) {
+  FixedLengthEnv env(10);
+  ConstantAgent agent;
+  EXPECT_EQ(RunEvaluation(agent, env, 25, 0, 0),
+            std::vector<double>({10, 10}));
+  EXPECT_EQ(agent.acts, 25);
+}
+
+TEST(RunEvaluationTest, StepModeKeepsALoneUnfinishedEpisode) {
+  FixedLengthEnv env(100);
+  ConstantAgent agent;
+  EXPECT_EQ(RunEvaluation(agent, env, 30, 0, 0), std::vector<double>({30}));
+}
+
+TEST(RunEvaluationTest, MaxEpisodeLenCutsEpisodes) {
+  FixedLengthEnv env(100);
+  ConstantAgent agent;
+  EXPECT_EQ(RunEvaluation(agent, env, 0, 2, 40), std::vector<double>({40, 40}));
+}
+
+TEST(RunEvaluationTest, BothOrNeitherBudgetIsRejected) {
+  FixedLengthEnv env(5);
+  ConstantAgent agent;
+  EXPECT_THROW(RunEvaluation(agent, env, 10, 2, 0), std::invalid_argument);
+  EXPECT_THROW(RunEvaluation(agent, env, 0, 0, 0), std::invalid_argument);
+}
+
+class AsyncEvaluatorTest : public ::testing::Test {
+ protected:
+  AsyncEvaluatorTest() : dir_("evaluator"), region_(0, 0) {
+    options_.outdir = dir_.str();
+    options_.steps = 1000;
+    options_.eval_interval = 100;
+    options_.eval_n_episodes = 2;
+  }
+  TempDir dir_;
+  SharedRegion region_;
+  TrainOptions options_;
+  ConstantAgent agent_;
+};
+
+TEST_F(AsyncEvaluatorTest, ScheduleClaimsOneIntervalPerCheckAndCatchesUp) {
+  AsyncEvaluator::WriteHeader(options_.outdir, {"calls"});
+  AsyncEvaluator evaluator(options_, region_.control(),
+                           std::chrono::steady_clock::now());
+  FixedLengthEnv env(5);
+  EXPECT_FALSE(evaluator.MaybeEvaluate(99, agent_, env));
+  EXPECT_TRUE(evaluator.MaybeEvaluate(250, agent_, env));  // Interval 1.
+  EXPECT_EQ(region_.control().prev_eval_t.load(), 100);
+  EXPECT_TRUE(evaluator.MaybeEvaluate(250, agent_, env));  // Catches up.
+  EXPECT_EQ(region_.control().prev_eval_t.load(), 200);
+  EXPECT_FALSE(evaluator.MaybeEvaluate(250, agent_, env));
+  const auto lines = ReadLines(dir_.path() / "scores.txt");
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0],
+            "steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin\tcalls");
+  const auto row = Split(lines[1], '\t');
+  ASSERT_EQ(row.size(), 9u);
+  EXPECT_EQ(row[0], "250");
+  EXPECT_EQ(row[3], "5");    // mean
+  EXPECT_EQ(row[5], "0");    // stdev
+  EXPECT_EQ(row[8], "1.5");  // the agent's statistic
+}
+
+TEST_F(AsyncEvaluatorTest, BestIsSavedOnlyWhenTheMeanImproves) {
+  AsyncEvaluator evaluator(options_, region_.control(),
+                           std::chrono::steady_clock::now());
+  FixedLengthEnv short_env(5);
+  FixedLengthEnv long_env(9);
+  evaluator.MaybeEvaluate(100, agent_, short_env);
+  EXPECT_DOUBLE_EQ(region_.control().best_score, 5);
+  const auto best = dir_.path() / "best" / kCheckpointFileName;
+  ASSERT_TRUE(std::filesystem::exists(best));
+  const auto first_write = std::filesystem::last_write_time(best);
+  evaluator.MaybeEvaluate(200, agent_, long_env);
+  EXPECT_DOUBLE_EQ(region_.control().best_score, 9);
+  EXPECT_DOUBLE_EQ(LoadCheckpointFile(best.string()).best_score(), 9);
+  const auto second_write = std::filesystem::last_write_time(best);
+  evaluator.MaybeEvaluate(300, agent_, short_env);  // Worse: best/ untouched.
+  EXPECT_EQ(std::filesystem::last_write_time(best), second_write);
+  EXPECT_DOUBLE_EQ(LoadCheckpointFile(best.string()).best_score(), 9);
+  (void)first_write;
+}
+
+TEST_F(AsyncEvaluatorTest, HeaderIsNotRewrittenForAnExistingFile) {
+  AsyncEvaluator::WriteHeader(options_.outdir, {"calls"});
+  AsyncEvaluator evaluator(options_, region_.control(),
+                           std::chrono::steady_clock::now());
+  FixedLengthEnv env(5);
+  evaluator.MaybeEvaluate(100, agent_, env);
+  AsyncEvaluator::WriteHeader(options_.outdir, {"calls"});
+  EXPECT_EQ(ReadLines(dir_.path() / "scores.txt").size(), 2u);
+}
+
+TEST(LinearLearningRateDecayTest, DecaysLinearlyToTheEnd) {
+  auto probe = MakeEnv("CartPole-v1");
+  auto agent = testing::SmallA3C("CartPole-v1", {4})(0);
+  StepHook hook = LinearLearningRateDecay(1.0, 0.0, 100);
+  hook(*probe, *agent, 25);
+  EXPECT_DOUBLE_EQ(dynamic_cast<LearningRateControl&>(*agent).LearningRate(),
+                   0.75);
+  hook(*probe, *agent, 100);
+  EXPECT_DOUBLE_EQ(dynamic_cast<LearningRateControl&>(*agent).LearningRate(),
+                   0.0);
+  ConstantAgent constant;
+  EXPECT_THROW(hook(*probe, constant, 1), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace asyncrl
