@@ -28,8 +28,8 @@ std::string Str(const T& v) {
 void Require(bool ok, const std::string& flag, const std::string& value,
              const std::string& accepted) {
   if (!ok) {
-    throw FlagError("--" + flag + "=" + value + " is invalid; accepted: " +
-                    accepted);
+    throw FlagError("--" + flag + "=" + value +
+                    " is invalid; accepted: " + accepted);
   }
 }
 
@@ -54,35 +54,56 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
   po::options_description desc(
       "train_a3c: train an A3C agent with asynchronous worker processes.\n"
       "Options");
-  desc.add_options()
-      ("help", "print this help and exit")
-      ("version", "print the version and exit")
-      ("config", po::value(&config_file), "read 'key = value' lines (flag names without --) from FILE; the command line wins")
-      ("processes", po::value(&t.processes)->default_value(cores > 0 ? cores : 1), "worker processes (default: number of cores)")
-      ("env", po::value(&f.env)->default_value(f.env), "environment name")
-      ("arch", po::value(&f.arch)->default_value(f.arch), "network: auto, fc-softmax, fc-gaussian")
-      ("seed", po::value(&t.seed)->default_value(0), "random seed (workers derive theirs)")
-      ("outdir", po::value(&f.outdir)->default_value(f.outdir), "each run gets a new folder under this directory")
-      ("t-max", po::value(&a.t_max)->default_value(5), "steps per update")
-      ("beta", po::value(&a.beta)->default_value(0.01), "entropy weight")
-      ("gamma", po::value(&a.gamma)->default_value(0.99), "discount factor")
-      ("lr", po::value(&a.optimizer.lr)->default_value(7e-4), "learning rate")
-      ("lr-decay", po::bool_switch(&f.lr_decay), "decay the learning rate linearly to 0 over --steps")
-      ("rmsprop-epsilon", po::value(&a.optimizer.eps)->default_value(0.1), "RMSprop epsilon (inside the square root)")
-      ("rmsprop-alpha", po::value(&a.optimizer.alpha)->default_value(0.99), "RMSprop decay")
-      ("weight-decay", po::value(&a.optimizer.weight_decay)->default_value(0.0), "L2 penalty")
-      ("max-grad-norm", po::value(&a.max_grad_norm)->default_value(40.0), "clip gradients to this global L2 norm (<= 0: no clipping)")
-      ("reward-scale-factor", po::value(&f.reward_scale_factor)->default_value(0.01), "multiply training rewards by this")
-      ("steps", po::value(&t.steps)->default_value(80000000), "global steps to train")
-      ("eval-interval", po::value(&t.eval_interval)->default_value(100000), "evaluate every this many global steps (0: never)")
-      ("eval-n-runs", po::value(&eval_n_runs), "evaluation episodes (default 10)")
-      ("eval-n-steps", po::value(&eval_n_steps), "evaluation steps (instead of --eval-n-runs)")
-      ("max-episode-len", po::value(&t.max_episode_len)->default_value(0), "longest episode (0: the environment's limit)")
-      ("successful-score", po::value(&successful_score), "stop when an evaluation mean reaches this")
-      ("envs-per-process", po::value(&t.envs_per_process)->default_value(1), "environments each worker steps as a batch")
-      ("load", po::value(&t.load), "resume from this checkpoint directory")
-      ("demo", po::bool_switch(&f.demo), "evaluate the --load agent and exit")
-      ("log-level", po::value(&f.log_level)->default_value(f.log_level), "debug, info, warning or error");
+  desc.add_options()("help", "print this help and exit")(
+      "version", "print the version and exit")(
+      "config", po::value(&config_file),
+      "read 'key = value' lines (flag names without --) from FILE; the command "
+      "line wins")(
+      "processes",
+      po::value(&t.processes)->default_value(cores > 0 ? cores : 1),
+      "worker processes (default: number of cores)")(
+      "env", po::value(&f.env)->default_value(f.env), "environment name")(
+      "arch", po::value(&f.arch)->default_value(f.arch),
+      "network: auto, fc-softmax, fc-gaussian")(
+      "seed", po::value(&t.seed)->default_value(0),
+      "random seed (workers derive theirs)")(
+      "outdir", po::value(&f.outdir)->default_value(f.outdir),
+      "each run gets a new folder under this directory")(
+      "t-max", po::value(&a.t_max)->default_value(5), "steps per update")(
+      "beta", po::value(&a.beta)->default_value(0.01), "entropy weight")(
+      "gamma", po::value(&a.gamma)->default_value(0.99), "discount factor")(
+      "lr", po::value(&a.optimizer.lr)->default_value(7e-4), "learning rate")(
+      "lr-decay", po::bool_switch(&f.lr_decay),
+      "decay the learning rate linearly to 0 over --steps")(
+      "rmsprop-epsilon", po::value(&a.optimizer.eps)->default_value(0.1),
+      "RMSprop epsilon (inside the square root)")(
+      "rmsprop-alpha", po::value(&a.optimizer.alpha)->default_value(0.99),
+      "RMSprop decay")("weight-decay",
+                       po::value(&a.optimizer.weight_decay)->default_value(0.0),
+                       "L2 penalty")(
+      "max-grad-norm", po::value(&a.max_grad_norm)->default_value(40.0),
+      "clip gradients to this global L2 norm (<= 0: no clipping)")(
+      "reward-scale-factor",
+      po::value(&f.reward_scale_factor)->default_value(0.01),
+      "multiply training rewards by this")(
+      "steps", po::value(&t.steps)->default_value(80000000),
+      "global steps to train")(
+      "eval-interval", po::value(&t.eval_interval)->default_value(100000),
+      "evaluate every this many global steps (0: never)")(
+      "eval-n-runs", po::value(&eval_n_runs),
+      "evaluation episodes (default 10)")(
+      "eval-n-steps", po::value(&eval_n_steps),
+      "evaluation steps (instead of --eval-n-runs)")(
+      "max-episode-len", po::value(&t.max_episode_len)->default_value(0),
+      "longest episode (0: the environment's limit)")(
+      "successful-score", po::value(&successful_score),
+      "stop when an evaluation mean reaches this")(
+      "envs-per-process", po::value(&t.envs_per_process)->default_value(1),
+      "environments each worker steps as a batch")(
+      "load", po::value(&t.load), "resume from this checkpoint directory")(
+      "demo", po::bool_switch(&f.demo), "evaluate the --load agent and exit")(
+      "log-level", po::value(&f.log_level)->default_value(f.log_level),
+      "debug, info, warning or error");
 
   po::variables_map vm;
   try {
@@ -119,12 +140,11 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
           "rmsprop-epsilon", Str(a.optimizer.eps), "a finite number > 0");
   Require(a.optimizer.alpha >= 0 && a.optimizer.alpha < 1, "rmsprop-alpha",
           Str(a.optimizer.alpha), "a number in [0, 1)");
-  Require(std::isfinite(a.optimizer.weight_decay) &&
-              a.optimizer.weight_decay >= 0,
-          "weight-decay", Str(a.optimizer.weight_decay),
-          "a finite number >= 0");
-  Require(std::isfinite(a.max_grad_norm), "max-grad-norm",
-          Str(a.max_grad_norm), "a finite number (<= 0 disables clipping)");
+  Require(
+      std::isfinite(a.optimizer.weight_decay) && a.optimizer.weight_decay >= 0,
+      "weight-decay", Str(a.optimizer.weight_decay), "a finite number >= 0");
+  Require(std::isfinite(a.max_grad_norm), "max-grad-norm", Str(a.max_grad_norm),
+          "a finite number (<= 0 disables clipping)");
   Require(std::isfinite(f.reward_scale_factor), "reward-scale-factor",
           Str(f.reward_scale_factor), "a finite number");
   Require(t.eval_interval >= 0, "eval-interval", Str(t.eval_interval),
@@ -161,9 +181,9 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
   }
   static const std::vector<std::string> kLevels = {"debug", "info", "warning",
                                                    "error"};
-  Require(std::find(kLevels.begin(), kLevels.end(), f.log_level) !=
-              kLevels.end(),
-          "log-level", f.log_level, JoinNames(kLevels));
+  Require(
+      std::find(kLevels.begin(), kLevels.end(), f.log_level) != kLevels.end(),
+      "log-level", f.log_level, JoinNames(kLevels));
   Require(DefaultEnvRegistry().Contains(f.env), "env", f.env,
           JoinNames(DefaultEnvRegistry().Names()));
   Require(DefaultModelRegistry().Contains(f.arch), "arch", f.arch,
@@ -178,11 +198,11 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
     }
   }
   if (!t.load.empty()) {
-    Require(std::filesystem::is_regular_file(std::filesystem::path(t.load) /
-                                             kCheckpointFileName),
-            "load", t.load,
-            std::string("a checkpoint directory holding ") +
-                kCheckpointFileName);
+    Require(
+        std::filesystem::is_regular_file(std::filesystem::path(t.load) /
+                                         kCheckpointFileName),
+        "load", t.load,
+        std::string("a checkpoint directory holding ") + kCheckpointFileName);
   }
   Require(!f.demo || !t.load.empty(), "demo", "true",
           "only with --load DIR (the agent to evaluate)");

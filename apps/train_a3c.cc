@@ -46,9 +46,10 @@ std::string JsonEscape(const std::string& s) {
 }
 
 std::string ShellQuote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                        "0123456789-_=./:,+") == std::string::npos) {
+  if (!s.empty() &&
+      s.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                          "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                          "0123456789-_=./:,+") == std::string::npos) {
     return s;
   }
   std::string out = "'";
@@ -93,9 +94,9 @@ fs::path MakeRunDir(const std::string& outdir) {
   std::snprintf(name, sizeof(name), "%s.%06lld", stamp,
                 static_cast<long long>(micros));
   for (int i = 0;; ++i) {
-    fs::path dir = fs::path(outdir) / (i == 0 ? std::string(name)
-                                              : std::string(name) + "-" +
-                                                    std::to_string(i));
+    fs::path dir = fs::path(outdir) /
+                   (i == 0 ? std::string(name)
+                           : std::string(name) + "-" + std::to_string(i));
     if (mkdir(dir.c_str(), 0755) == 0) return dir;
     if (errno != EEXIST) {
       throw std::runtime_error("cannot create run directory " + dir.string() +
@@ -130,9 +131,9 @@ int Demo(const A3CFlags& f, const Space& obs, const Space& act) {
   agent->Load(f.train.load);
   auto env = EnvFactory(f)(0, true);
   env->Reset(EvalEnvSeed(0, f.train.seed, 1));
-  const EvalStats s = Summarize(RunEvaluation(
-      *agent, *env, f.train.eval_n_steps, f.train.eval_n_episodes,
-      f.train.max_episode_len));
+  const EvalStats s = Summarize(
+      RunEvaluation(*agent, *env, f.train.eval_n_steps, f.train.eval_n_episodes,
+                    f.train.max_episode_len));
   std::cout << "n_runs: " << s.episodes << " mean: " << s.mean
             << " median: " << s.median << " stdev: " << s.stdev << std::endl;
   return 0;
@@ -182,8 +183,8 @@ int Main(int argc, char** argv) {
   }
   std::vector<StepHook> hooks;
   if (f.lr_decay) {
-    hooks.push_back(LinearLearningRateDecay(f.agent.optimizer.lr, 0.0,
-                                            options.steps));
+    hooks.push_back(
+        LinearLearningRateDecay(f.agent.optimizer.lr, 0.0, options.steps));
   }
   const TrainResult result = TrainAgentAsync(
       options, EnvFactory(f), AgentFactory(f, obs, act), hooks, &std::cout);

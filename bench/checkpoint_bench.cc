@@ -32,7 +32,10 @@ void BM_CheckpointSave(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * 8);
   std::filesystem::remove(path);
 }
-BENCHMARK(BM_CheckpointSave)->Arg(1 << 10)->Arg(1 << 16)->Arg(1 << 20)
+BENCHMARK(BM_CheckpointSave)
+    ->Arg(1 << 10)
+    ->Arg(1 << 16)
+    ->Arg(1 << 20)
     ->Unit(benchmark::kMillisecond);
 
 void BM_CheckpointLoad(benchmark::State& state) {
@@ -43,7 +46,10 @@ void BM_CheckpointLoad(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * state.range(0) * 8);
   std::filesystem::remove(path);
 }
-BENCHMARK(BM_CheckpointLoad)->Arg(1 << 10)->Arg(1 << 16)->Arg(1 << 20)
+BENCHMARK(BM_CheckpointLoad)
+    ->Arg(1 << 10)
+    ->Arg(1 << 16)
+    ->Arg(1 << 20)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -146,13 +146,13 @@ void A3C::ChooseActions(FloatView obs, int64_t k, bool deterministic,
       double entropy = 0;
       for (int64_t j = 0; j < d; ++j) {
         const int64_t i = r * d + j;
-        const double a =
-            deterministic ? mean[i] : mean[i] + std::exp(log_std[i]) * normal(rng_);
+        const double a = deterministic
+                             ? mean[i]
+                             : mean[i] + std::exp(log_std[i]) * normal(rng_);
         if (record) rollout_.cont_actions.push_back(static_cast<float>(a));
         // The environment gets the action clipped into its bounds.
-        action_values_[i] = std::clamp(static_cast<float>(a),
-                                       action_space_.low[j],
-                                       action_space_.high[j]);
+        action_values_[i] = std::clamp(
+            static_cast<float>(a), action_space_.low[j], action_space_.high[j]);
         entropy += 0.5 + 0.5 * kLog2Pi + log_std[i];
       }
       entropies[r] = entropy;
@@ -168,8 +168,8 @@ void A3C::ChooseActions(FloatView obs, int64_t k, bool deterministic,
   for (int64_t r = 0; r < k; ++r) {
     average_value_ +=
         (1 - options_.average_value_decay) * (v[r] - average_value_);
-    average_entropy_ +=
-        (1 - options_.average_entropy_decay) * (entropies[r] - average_entropy_);
+    average_entropy_ += (1 - options_.average_entropy_decay) *
+                        (entropies[r] - average_entropy_);
   }
 }
 
@@ -223,7 +223,8 @@ void A3C::BatchObserveAndTrain(FloatView next_obs,
   }
   if (rollout_.steps < options_.t_max && !all_ended) return;
   for (int64_t r = 0; r < k; ++r) {
-    if (rollout_.next[base + r] == kContinue) rollout_.next[base + r] = bootstrap(r);
+    if (rollout_.next[base + r] == kContinue)
+      rollout_.next[base + r] = bootstrap(r);
   }
   Update();
 }
@@ -281,15 +282,15 @@ A3C::Losses A3C::ComputeLosses() {
   torch::Tensor entropy;
   if (model_->Kind() == PolicyKind::kCategorical) {
     const auto log_p = torch::log_softmax(out.logits.slice(0, 0, n), -1);
-    const auto actions = torch::from_blob(rollout_.actions.data(), {n, 1},
-                                          torch::kInt64);
+    const auto actions =
+        torch::from_blob(rollout_.actions.data(), {n, 1}, torch::kInt64);
     log_prob = log_p.gather(1, actions).squeeze(1);
     entropy = -(log_p.exp() * log_p).sum(-1);
   } else {
     const auto mean = out.mean.slice(0, 0, n);
     const auto log_std = out.log_std.slice(0, 0, n);
-    const auto a = torch::from_blob(rollout_.cont_actions.data(),
-                                    {n, action_size_});
+    const auto a =
+        torch::from_blob(rollout_.cont_actions.data(), {n, action_size_});
     const auto z = (a - mean) * torch::exp(-log_std);
     log_prob = (-0.5 * z * z - log_std - 0.5 * kLog2Pi).sum(-1);
     entropy = (0.5 + 0.5 * kLog2Pi + log_std).sum(-1);

@@ -24,19 +24,19 @@
 namespace asyncrl {
 
 struct A3COptions {
-  int64_t t_max = 5;             // Steps per update, >= 1.
-  double gamma = 0.99;           // Discount, [0, 1].
-  double beta = 0.01;            // Entropy weight, >= 0.
-  double pi_loss_coef = 1.0;     // >= 0.
-  double v_loss_coef = 0.5;      // >= 0.
+  int64_t t_max = 5;                     // Steps per update, >= 1.
+  double gamma = 0.99;                   // Discount, [0, 1].
+  double beta = 0.01;                    // Entropy weight, >= 0.
+  double pi_loss_coef = 1.0;             // >= 0.
+  double v_loss_coef = 0.5;              // >= 0.
   bool keep_loss_scale_same = false;     // Scale short rollouts by t_max/n.
   bool normalize_grad_by_t_max = false;  // Scale losses by 1/n.
   bool act_deterministically = false;    // Greedy actions in Act().
-  double max_grad_norm = 40.0;   // Global L2 clip; <= 0 disables.
+  double max_grad_norm = 40.0;           // Global L2 clip; <= 0 disables.
   double average_value_decay = 0.999;
   double average_entropy_decay = 0.999;
   RmspropOptions optimizer;
-  uint64_t seed = 0;             // Action sampling.
+  uint64_t seed = 0;  // Action sampling.
 
   // Throws std::invalid_argument naming the field, value and what is
   // accepted.
@@ -50,7 +50,7 @@ struct A3CUpdateInfo {
   std::vector<float> advantages;  // R - V per rollout row.
   double pi_loss = 0;             // Before coefficients and scalings.
   double v_loss = 0;
-  double grad_norm = 0;           // Global L2 norm before clipping.
+  double grad_norm = 0;  // Global L2 norm before clipping.
 };
 
 class A3C : public BatchAgent, public LearningRateControl {
@@ -91,24 +91,23 @@ class A3C : public BatchAgent, public LearningRateControl {
 
  private:
   struct Rollout {
-    int64_t batch = 0;            // Environments per step (K).
-    int64_t steps = 0;            // Steps recorded.
-    std::vector<float> obs;       // [steps * K, obs_size].
-    std::vector<int64_t> actions;       // Discrete: [steps * K].
-    std::vector<float> cont_actions;    // Box: [steps * K, action_size].
-    std::vector<float> rewards;         // [steps * K].
+    int64_t batch = 0;                // Environments per step (K).
+    int64_t steps = 0;                // Steps recorded.
+    std::vector<float> obs;           // [steps * K, obs_size].
+    std::vector<int64_t> actions;     // Discrete: [steps * K].
+    std::vector<float> cont_actions;  // Box: [steps * K, action_size].
+    std::vector<float> rewards;       // [steps * K].
     // After row i: kContinue (the env's next row follows), kTerminal (R = 0)
     // or an index into bootstrap_obs (R = V(that observation)).
     std::vector<int64_t> next;
-    std::vector<float> bootstrap_obs;   // [num_bootstrap, obs_size].
+    std::vector<float> bootstrap_obs;  // [num_bootstrap, obs_size].
     int64_t num_bootstrap = 0;
   };
   static constexpr int64_t kContinue = -1;
   static constexpr int64_t kTerminal = -2;
 
   // Samples (or picks greedily) K actions from a forward pass over K rows.
-  void ChooseActions(FloatView obs, int64_t k, bool deterministic,
-                     bool record);
+  void ChooseActions(FloatView obs, int64_t k, bool deterministic, bool record);
   struct Losses {
     torch::Tensor pi_loss;  // Scalar.
     torch::Tensor v_loss;   // Scalar.
@@ -135,8 +134,8 @@ class A3C : public BatchAgent, public LearningRateControl {
   float* shared_ms_ = nullptr;
 
   Rollout rollout_;
-  std::vector<Action> actions_;        // Returned to the caller.
-  std::vector<float> action_values_;   // Storage of continuous actions.
+  std::vector<Action> actions_;         // Returned to the caller.
+  std::vector<float> action_values_;    // Storage of continuous actions.
   std::vector<double> pending_reward_;  // Single-env API bookkeeping.
   std::mt19937_64 rng_;
   double average_value_ = 0.0;

@@ -91,10 +91,10 @@ class BatchAgent : public Agent {
   // rows whose episode ended, the last observation of that episode), the
   // rewards, and per row whether the state is terminal and whether the
   // episode ended (terminal, time limit, or cut by the trainer).
-  virtual void BatchObserveAndTrain(FloatView next_obs,
-                                    const std::vector<double>& rewards,
-                                    const std::vector<uint8_t>& terminal,
-                                    const std::vector<uint8_t>& episode_end) = 0;
+  virtual void BatchObserveAndTrain(
+      FloatView next_obs, const std::vector<double>& rewards,
+      const std::vector<uint8_t>& terminal,
+      const std::vector<uint8_t>& episode_end) = 0;
 };
 
 // Agents whose learning rate a hook can schedule.

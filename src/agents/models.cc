@@ -38,8 +38,8 @@ int64_t ObsSize(const Space& observation_space) {
 FcSoftmaxActorCriticImpl::FcSoftmaxActorCriticImpl(int64_t obs_size,
                                                    int64_t n_actions,
                                                    std::vector<int64_t> hidden)
-    : pi_(register_module("pi", Mlp(obs_size, hidden, n_actions,
-                                    Activation::kRelu))),
+    : pi_(register_module("pi",
+                          Mlp(obs_size, hidden, n_actions, Activation::kRelu))),
       v_(register_module("v", Mlp(obs_size, hidden, 1, Activation::kRelu))) {}
 
 ModelOutput FcSoftmaxActorCriticImpl::Forward(const torch::Tensor& obs) {
@@ -110,20 +110,18 @@ std::shared_ptr<ActorCriticModel> ModelRegistry::Make(
 }
 
 void RegisterBuiltinModels(ModelRegistry& registry) {
-  registry.Register(
-      "fc-softmax",
-      {[](const Space& obs, const Space& act) {
-         return std::static_pointer_cast<ActorCriticModel>(
-             FcSoftmaxActorCritic(ObsSize(obs), act.n).ptr());
-       },
-       true});
-  registry.Register(
-      "fc-gaussian",
-      {[](const Space& obs, const Space& act) {
-         return std::static_pointer_cast<ActorCriticModel>(
-             FcGaussianActorCritic(ObsSize(obs), act).ptr());
-       },
-       false});
+  registry.Register("fc-softmax",
+                    {[](const Space& obs, const Space& act) {
+                       return std::static_pointer_cast<ActorCriticModel>(
+                           FcSoftmaxActorCritic(ObsSize(obs), act.n).ptr());
+                     },
+                     true});
+  registry.Register("fc-gaussian",
+                    {[](const Space& obs, const Space& act) {
+                       return std::static_pointer_cast<ActorCriticModel>(
+                           FcGaussianActorCritic(ObsSize(obs), act).ptr());
+                     },
+                     false});
 }
 
 ModelRegistry& DefaultModelRegistry() {

@@ -10,9 +10,9 @@
 namespace asyncrl {
 
 struct RmspropOptions {
-  double lr = 7e-4;        // Learning rate, >= 0.
-  double alpha = 0.99;     // Decay of the squared-gradient average, [0, 1).
-  double eps = 0.1;        // Added inside the square root, > 0.
+  double lr = 7e-4;         // Learning rate, >= 0.
+  double alpha = 0.99;      // Decay of the squared-gradient average, [0, 1).
+  double eps = 0.1;         // Added inside the square root, > 0.
   double weight_decay = 0;  // L2 penalty added to the gradient, >= 0.
 
   // Throws std::invalid_argument naming the field, value and accepted range.

@@ -24,12 +24,12 @@ double Wrap(double x, double low, double high) {
 }  // namespace
 
 Acrobot::Acrobot()
-    : observation_space_(Space::Box(
-          {6},
-          {-1, -1, -1, -1, static_cast<float>(-kMaxVel1),
-           static_cast<float>(-kMaxVel2)},
-          {1, 1, 1, 1, static_cast<float>(kMaxVel1),
-           static_cast<float>(kMaxVel2)})),
+    : observation_space_(
+          Space::Box({6},
+                     {-1, -1, -1, -1, static_cast<float>(-kMaxVel1),
+                      static_cast<float>(-kMaxVel2)},
+                     {1, 1, 1, 1, static_cast<float>(kMaxVel1),
+                      static_cast<float>(kMaxVel2)})),
       action_space_(Space::Discrete(3)) {}
 
 void Acrobot::set_state(const std::array<double, 4>& state) {
@@ -42,7 +42,8 @@ FloatView Acrobot::Observe() {
           static_cast<float>(std::sin(state_[0])),
           static_cast<float>(std::cos(state_[1])),
           static_cast<float>(std::sin(state_[1])),
-          static_cast<float>(state_[2]), static_cast<float>(state_[3])};
+          static_cast<float>(state_[2]),
+          static_cast<float>(state_[3])};
   return FloatView{obs_.data(), 6};
 }
 

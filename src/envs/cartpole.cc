@@ -6,12 +6,12 @@
 namespace asyncrl {
 
 CartPole::CartPole()
-    : observation_space_(Space::Box(
-          {4},
-          {-2 * kXThreshold, -std::numeric_limits<float>::max(),
-           -2 * kThetaThreshold, -std::numeric_limits<float>::max()},
-          {2 * kXThreshold, std::numeric_limits<float>::max(),
-           2 * kThetaThreshold, std::numeric_limits<float>::max()})),
+    : observation_space_(
+          Space::Box({4},
+                     {-2 * kXThreshold, -std::numeric_limits<float>::max(),
+                      -2 * kThetaThreshold, -std::numeric_limits<float>::max()},
+                     {2 * kXThreshold, std::numeric_limits<float>::max(),
+                      2 * kThetaThreshold, std::numeric_limits<float>::max()})),
       action_space_(Space::Discrete(2)) {}
 
 void CartPole::set_state(const std::array<double, 4>& state) {
@@ -43,7 +43,8 @@ StepResult CartPole::DoStep(const Action& action) {
   const double theta_acc =
       (kGravity * sin_theta - cos_theta * temp) /
       (kLength * (4.0 / 3.0 - kMassPole * cos_theta * cos_theta / kTotalMass));
-  const double x_acc = temp - kPoleMassLength * theta_acc * cos_theta / kTotalMass;
+  const double x_acc =
+      temp - kPoleMassLength * theta_acc * cos_theta / kTotalMass;
   x += kTau * x_dot;
   x_dot += kTau * x_acc;
   theta += kTau * theta_dot;

@@ -29,7 +29,8 @@ class CartPole : public Env {
   static constexpr double kLength = 0.5;  // Half the pole's length.
   static constexpr double kForceMag = 10.0;
   static constexpr double kTau = 0.02;
-  static constexpr double kThetaThreshold = 12.0 * 2.0 * 3.14159265358979323846 / 360.0;
+  static constexpr double kThetaThreshold =
+      12.0 * 2.0 * 3.14159265358979323846 / 360.0;
   static constexpr double kXThreshold = 2.4;
 
  protected:

@@ -14,8 +14,9 @@
 namespace asyncrl {
 
 // What one Step returns. The observation view is valid until the next
-// Reset/Step of the environment that returned it. `terminated`: the task reached a terminal state (no
-// bootstrapping past it); `truncated`: the episode was cut (time limit).
+// Reset/Step of the environment that returned it. `terminated`: the task
+// reached a terminal state (no bootstrapping past it); `truncated`: the episode
+// was cut (time limit).
 struct StepResult {
   FloatView observation;
   double reward = 0.0;

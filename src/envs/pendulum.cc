@@ -6,9 +6,9 @@
 namespace asyncrl {
 
 Pendulum::Pendulum()
-    : observation_space_(Space::Box(
-          {3}, {-1, -1, static_cast<float>(-kMaxSpeed)},
-          {1, 1, static_cast<float>(kMaxSpeed)})),
+    : observation_space_(Space::Box({3},
+                                    {-1, -1, static_cast<float>(-kMaxSpeed)},
+                                    {1, 1, static_cast<float>(kMaxSpeed)})),
       action_space_(Space::Box({1}, static_cast<float>(-kMaxTorque),
                                static_cast<float>(kMaxTorque))) {}
 
@@ -42,10 +42,9 @@ StepResult Pendulum::DoStep(const Action& action) {
                               -kMaxTorque, kMaxTorque);
   const double th = AngleNormalize(theta);
   const double cost = th * th + 0.1 * theta_dot * theta_dot + 0.001 * u * u;
-  double new_theta_dot =
-      theta_dot + (3 * kG / (2 * kLength) * std::sin(theta) +
-                   3.0 / (kMass * kLength * kLength) * u) *
-                      kDt;
+  double new_theta_dot = theta_dot + (3 * kG / (2 * kLength) * std::sin(theta) +
+                                      3.0 / (kMass * kLength * kLength) * u) *
+                                         kDt;
   new_theta_dot = std::clamp(new_theta_dot, -kMaxSpeed, kMaxSpeed);
   theta += new_theta_dot * kDt;
   theta_dot = new_theta_dot;

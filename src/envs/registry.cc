@@ -65,16 +65,16 @@ std::unique_ptr<Env> EnvRegistry::Make(const std::string& name,
 }
 
 void RegisterClassicControl(EnvRegistry& registry) {
-  registry.Register("CartPole-v0", [] { return std::make_unique<CartPole>(); },
-                    200);
-  registry.Register("CartPole-v1", [] { return std::make_unique<CartPole>(); },
-                    500);
-  registry.Register("Acrobot-v1", [] { return std::make_unique<Acrobot>(); },
-                    500);
-  registry.Register("MountainCar-v0",
-                    [] { return std::make_unique<MountainCar>(); }, 200);
-  registry.Register("Pendulum-v1", [] { return std::make_unique<Pendulum>(); },
-                    200);
+  registry.Register(
+      "CartPole-v0", [] { return std::make_unique<CartPole>(); }, 200);
+  registry.Register(
+      "CartPole-v1", [] { return std::make_unique<CartPole>(); }, 500);
+  registry.Register(
+      "Acrobot-v1", [] { return std::make_unique<Acrobot>(); }, 500);
+  registry.Register(
+      "MountainCar-v0", [] { return std::make_unique<MountainCar>(); }, 200);
+  registry.Register(
+      "Pendulum-v1", [] { return std::make_unique<Pendulum>(); }, 200);
 }
 
 EnvRegistry& DefaultEnvRegistry() {

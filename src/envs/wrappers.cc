@@ -6,15 +6,16 @@
 namespace asyncrl {
 
 Wrapper::Wrapper(std::unique_ptr<Env> inner) : inner_(std::move(inner)) {
-  if (!inner_) throw std::invalid_argument("Wrapper: inner environment is null");
+  if (!inner_)
+    throw std::invalid_argument("Wrapper: inner environment is null");
 }
 
 TimeLimit::TimeLimit(std::unique_ptr<Env> inner, int64_t max_steps)
     : Wrapper(std::move(inner)), max_steps_(max_steps) {
   if (max_steps <= 0) {
-    throw std::invalid_argument("TimeLimit: max_steps=" +
-                                std::to_string(max_steps) +
-                                " must be a positive integer");
+    throw std::invalid_argument(
+        "TimeLimit: max_steps=" + std::to_string(max_steps) +
+        " must be a positive integer");
   }
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/interprocess/sync/scoped_lock.hpp>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -12,8 +13,6 @@
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
-
-#include <boost/interprocess/sync/scoped_lock.hpp>
 
 #include "experiments/snapshot.h"
 
@@ -27,8 +26,8 @@ std::string ScoresPath(const std::string& outdir) {
 // Appends `line` with one write() on an O_APPEND descriptor, so a row is
 // never interleaved with another process's.
 void AppendLine(const std::string& path, const std::string& line) {
-  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-                      0644);
+  const int fd =
+      open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     throw std::runtime_error("cannot open " + path + ": " +
                              std::strerror(errno));
@@ -37,8 +36,8 @@ void AppendLine(const std::string& path, const std::string& line) {
   const int err = errno;
   close(fd);
   if (n != static_cast<ssize_t>(line.size())) {
-    throw std::runtime_error("writing " + path + " failed: " +
-                             std::strerror(n < 0 ? err : ENOSPC));
+    throw std::runtime_error("writing " + path +
+                             " failed: " + std::strerror(n < 0 ? err : ENOSPC));
   }
 }
 
@@ -73,9 +72,8 @@ std::vector<double> RunEvaluation(Agent& agent, Env& env, int64_t n_steps,
                                   int64_t n_episodes, int64_t max_episode_len) {
   if ((n_steps > 0) == (n_episodes > 0)) {
     throw std::invalid_argument(
-        "RunEvaluation: n_steps=" + std::to_string(n_steps) +
-        ", n_episodes=" + std::to_string(n_episodes) +
-        "; accepted: exactly one of them > 0");
+        "RunEvaluation: n_steps=" + std::to_string(n_steps) + ", n_episodes=" +
+        std::to_string(n_episodes) + "; accepted: exactly one of them > 0");
   }
   std::vector<double> returns;
   int64_t total_steps = 0;
@@ -109,7 +107,8 @@ std::vector<double> RunEvaluation(Agent& agent, Env& env, int64_t n_steps,
 }
 
 std::string ScoresHeader(const std::vector<std::string>& statistic_names) {
-  std::string header = "steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin";
+  std::string header =
+      "steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin";
   for (const auto& name : statistic_names) header += "\t" + name;
   return header + "\n";
 }
@@ -120,7 +119,8 @@ AsyncEvaluator::AsyncEvaluator(const TrainOptions& options,
     : options_(options), control_(control), start_(start) {}
 
 void AsyncEvaluator::WriteHeader(
-    const std::string& outdir, const std::vector<std::string>& statistic_names) {
+    const std::string& outdir,
+    const std::vector<std::string>& statistic_names) {
   const std::string path = ScoresPath(outdir);
   if (std::filesystem::exists(path)) return;
   AppendLine(path, ScoresHeader(statistic_names));
@@ -138,24 +138,23 @@ std::optional<EvalStats> AsyncEvaluator::MaybeEvaluate(int64_t t, Agent& agent,
     }
   }
   const EvalStats stats = Summarize(
-      RunEvaluation(agent, env, options_.eval_n_steps,
-                    options_.eval_n_episodes, options_.max_episode_len));
+      RunEvaluation(agent, env, options_.eval_n_steps, options_.eval_n_episodes,
+                    options_.max_episode_len));
   Record(t, stats, agent);
   return stats;
 }
 
 void AsyncEvaluator::Record(int64_t t, const EvalStats& stats,
                             const Agent& agent) {
-  const double elapsed = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start_)
-                             .count();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+          .count();
   boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
       lock(control_.mutex);
-  std::string row = std::to_string(t) + "\t" +
-                    std::to_string(control_.episodes.load()) + "\t" +
-                    Num(elapsed) + "\t" + Num(stats.mean) + "\t" +
-                    Num(stats.median) + "\t" + Num(stats.stdev) + "\t" +
-                    Num(stats.max) + "\t" + Num(stats.min);
+  std::string row =
+      std::to_string(t) + "\t" + std::to_string(control_.episodes.load()) +
+      "\t" + Num(elapsed) + "\t" + Num(stats.mean) + "\t" + Num(stats.median) +
+      "\t" + Num(stats.stdev) + "\t" + Num(stats.max) + "\t" + Num(stats.min);
   for (const auto& s : agent.Statistics()) row += "\t" + Num(s.value);
   AppendLine(ScoresPath(options_.outdir), row + "\n");
   const auto dir = std::filesystem::path(options_.outdir);

@@ -24,10 +24,14 @@ std::string FormatRate(double v) {
 
 class Progress {
  public:
-  Progress(const TrainOptions& options, ControlBlock& control, Clock::time_point start,
-           std::ostream* log)
-      : options_(options), control_(control), start_(start), last_time_(start),
-        last_step_(control.global_step.load()), log_(log) {}
+  Progress(const TrainOptions& options, ControlBlock& control,
+           Clock::time_point start, std::ostream* log)
+      : options_(options),
+        control_(control),
+        start_(start),
+        last_time_(start),
+        last_step_(control.global_step.load()),
+        log_(log) {}
 
   void Print() {
     if (log_ == nullptr) return;
@@ -84,11 +88,10 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
   if (!options.load.empty()) {
     LoadSnapshot(options.load, *parent_agent, control);
     if (control.global_step.load() >= options.steps) {
-      throw std::invalid_argument(
-          "load=" + options.load + " is at step " +
-          std::to_string(control.global_step.load()) +
-          "; accepted: a checkpoint before steps=" +
-          std::to_string(options.steps));
+      throw std::invalid_argument("load=" + options.load + " is at step " +
+                                  std::to_string(control.global_step.load()) +
+                                  "; accepted: a checkpoint before steps=" +
+                                  std::to_string(options.steps));
     }
   }
   std::vector<std::string> stat_names;

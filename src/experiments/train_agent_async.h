@@ -22,7 +22,8 @@ namespace asyncrl {
 
 // make_env(process_idx, test): a training (test=false) or evaluation
 // (test=true) environment for worker `process_idx`. The trainer seeds it.
-using MakeEnvFn = std::function<std::unique_ptr<Env>(int process_idx, bool test)>;
+using MakeEnvFn =
+    std::function<std::unique_ptr<Env>(int process_idx, bool test)>;
 // make_agent(process_idx): worker `process_idx`'s agent. Called once in the
 // parent (process_idx 0) to lay out the shared state, then in every worker.
 using MakeAgentFn = std::function<std::unique_ptr<Agent>(int process_idx)>;

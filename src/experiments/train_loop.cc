@@ -93,8 +93,8 @@ class Worker {
     if (batch_agent == nullptr) {
       throw std::invalid_argument(
           "envs_per_process=" + std::to_string(options_.envs_per_process) +
-          " needs an agent that acts on batches; agent type '" +
-          agent_.Type() + "' does not (accepted: envs_per_process=1)");
+          " needs an agent that acts on batches; agent type '" + agent_.Type() +
+          "' does not (accepted: envs_per_process=1)");
     }
     const int64_t k = options_.envs_per_process;
     const int64_t obs_size = ctx_.envs[0]->ObservationSpace().FlatSize();
@@ -106,7 +106,8 @@ class Worker {
     std::vector<uint8_t> segment_end(k);
     std::vector<int64_t> len(k, 0);
     auto put = [obs_size](std::vector<float>& dst, int64_t row, FloatView v) {
-      std::memcpy(dst.data() + row * obs_size, v.data, obs_size * sizeof(float));
+      std::memcpy(dst.data() + row * obs_size, v.data,
+                  obs_size * sizeof(float));
     };
     for (int64_t j = 0; j < k; ++j) {
       put(obs, j,
@@ -117,8 +118,8 @@ class Worker {
     int64_t active = 0;
     int64_t first = ClaimSteps(control_, options_.steps, k, &active);
     while (active > 0 && control_.stop.load(std::memory_order_relaxed) == 0) {
-      const auto& actions =
-          batch_agent->BatchActAndTrain({obs.data(), active * obs_size}, active);
+      const auto& actions = batch_agent->BatchActAndTrain(
+          {obs.data(), active * obs_size}, active);
       for (int64_t j = 0; j < active; ++j) {
         Env& env = *ctx_.envs[j];
         const StepResult r = env.Step(actions[j]);
@@ -173,15 +174,16 @@ class Worker {
 }  // namespace
 
 void TrainLoop(WorkerContext& ctx) {
-  if (ctx.options == nullptr || ctx.control == nullptr || ctx.agent == nullptr ||
+  if (ctx.options == nullptr || ctx.control == nullptr ||
+      ctx.agent == nullptr ||
       static_cast<int>(ctx.envs.size()) != ctx.options->envs_per_process) {
     throw std::invalid_argument(
         "TrainLoop: context needs options, control, agent and " +
         std::string("envs_per_process environments"));
   }
   if (ctx.eval_env != nullptr) {
-    ctx.eval_env->Reset(
-        EvalEnvSeed(ctx.process_idx, ctx.options->seed, ctx.options->processes));
+    ctx.eval_env->Reset(EvalEnvSeed(ctx.process_idx, ctx.options->seed,
+                                    ctx.options->processes));
   }
   Worker worker(ctx);
   if (ctx.options->envs_per_process == 1) {

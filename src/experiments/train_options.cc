@@ -33,11 +33,11 @@ void TrainOptions::Validate() const {
   Require(eval_n_episodes >= 0, "eval_n_episodes",
           std::to_string(eval_n_episodes), "a non-negative integer");
   if (eval_interval > 0) {
-    Require((eval_n_steps > 0) != (eval_n_episodes > 0),
-            "eval_n_steps/eval_n_episodes",
-            std::to_string(eval_n_steps) + "/" +
-                std::to_string(eval_n_episodes),
-            "exactly one of them > 0");
+    Require(
+        (eval_n_steps > 0) != (eval_n_episodes > 0),
+        "eval_n_steps/eval_n_episodes",
+        std::to_string(eval_n_steps) + "/" + std::to_string(eval_n_episodes),
+        "exactly one of them > 0");
   }
   if (successful_score) {
     Require(!std::isnan(*successful_score), "successful_score", "nan",

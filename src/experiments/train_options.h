@@ -13,10 +13,10 @@
 namespace asyncrl {
 
 struct TrainOptions {
-  int processes = 1;             // Worker processes, >= 1.
-  int64_t steps = 0;             // Global steps to train, >= 1.
-  int envs_per_process = 1;      // K environments stepped as a batch, >= 1.
-  int64_t seed = 0;              // Environment seeds follow misc/seeding.h.
+  int processes = 1;         // Worker processes, >= 1.
+  int64_t steps = 0;         // Global steps to train, >= 1.
+  int envs_per_process = 1;  // K environments stepped as a batch, >= 1.
+  int64_t seed = 0;          // Environment seeds follow misc/seeding.h.
   // Longest episode in steps, in training and evaluation; 0 leaves it to
   // the environment's own time limit.
   int64_t max_episode_len = 0;

@@ -14,8 +14,8 @@ template <typename A, typename B>
 [[noreturn]] void CheckOpFailed(const char* file, int line, const char* expr,
                                 const A& a, const B& b) {
   std::ostringstream os;
-  os << file << ":" << line << ": check failed: " << expr << " (" << a
-     << " vs " << b << ")";
+  os << file << ":" << line << ": check failed: " << expr << " (" << a << " vs "
+     << b << ")";
   throw std::logic_error(os.str());
 }
 
@@ -27,21 +27,21 @@ template <typename A, typename B>
 
 }  // namespace asyncrl::internal
 
-#define ASYNCRL_CHECK(cond)                                          \
-  do {                                                               \
-    if (!(cond)) {                                                   \
-      ::asyncrl::internal::CheckFailed(__FILE__, __LINE__, #cond);   \
-    }                                                                \
+#define ASYNCRL_CHECK(cond)                                        \
+  do {                                                             \
+    if (!(cond)) {                                                 \
+      ::asyncrl::internal::CheckFailed(__FILE__, __LINE__, #cond); \
+    }                                                              \
   } while (false)
 
-#define ASYNCRL_CHECK_OP(a, b, op)                                          \
-  do {                                                                      \
-    const auto& asyncrl_a_ = (a);                                           \
-    const auto& asyncrl_b_ = (b);                                           \
-    if (!(asyncrl_a_ op asyncrl_b_)) {                                      \
-      ::asyncrl::internal::CheckOpFailed(__FILE__, __LINE__, #a " " #op " " #b, \
-                                         asyncrl_a_, asyncrl_b_);           \
-    }                                                                       \
+#define ASYNCRL_CHECK_OP(a, b, op)                                        \
+  do {                                                                    \
+    const auto& asyncrl_a_ = (a);                                         \
+    const auto& asyncrl_b_ = (b);                                         \
+    if (!(asyncrl_a_ op asyncrl_b_)) {                                    \
+      ::asyncrl::internal::CheckOpFailed(                                 \
+          __FILE__, __LINE__, #a " " #op " " #b, asyncrl_a_, asyncrl_b_); \
+    }                                                                     \
   } while (false)
 
 #define ASYNCRL_CHECK_EQ(a, b) ASYNCRL_CHECK_OP(a, b, ==)

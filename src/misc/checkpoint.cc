@@ -115,7 +115,8 @@ void SaveCheckpointFile(proto::Checkpoint& checkpoint,
   const std::filesystem::path target(path);
   const std::filesystem::path dir =
       target.has_parent_path() ? target.parent_path() : ".";
-  std::string tmp = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  std::string tmp =
+      (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
   const int fd = mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) {
     throw std::runtime_error("saving checkpoint " + path +
@@ -139,8 +140,8 @@ void SaveCheckpointFile(proto::Checkpoint& checkpoint,
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string err = Errno();
     unlink(tmp.c_str());
-    throw std::runtime_error("saving checkpoint " + path + ": rename failed: " +
-                             err);
+    throw std::runtime_error("saving checkpoint " + path +
+                             ": rename failed: " + err);
   }
   const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
@@ -179,7 +180,8 @@ proto::Checkpoint LoadCheckpointFile(const std::string& path,
     got += static_cast<size_t>(n);
   }
   close(fd);
-  if (got != file_size) Fail(path, "read failed after " + std::to_string(got) + " bytes");
+  if (got != file_size)
+    Fail(path, "read failed after " + std::to_string(got) + " bytes");
   if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
     Fail(path, "not an asyncrl checkpoint (bad magic)");
   }
@@ -206,23 +208,23 @@ proto::Checkpoint LoadCheckpointFile(const std::string& path,
                    std::to_string(checkpoint.global_step()) + " or episodes " +
                    std::to_string(checkpoint.episodes()));
   }
-  for (const auto& t : checkpoint.parameters()) ValidateTensor(path, "parameter", t);
+  for (const auto& t : checkpoint.parameters())
+    ValidateTensor(path, "parameter", t);
   for (const auto& t : checkpoint.optimizer_state()) {
     ValidateTensor(path, "optimizer", t);
   }
   return checkpoint;
 }
 
-void SaveCheckpointDir(proto::Checkpoint& checkpoint,
-                       const std::string& dir) {
+void SaveCheckpointDir(proto::Checkpoint& checkpoint, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
     throw std::runtime_error("saving checkpoint: cannot create directory " +
                              dir + ": " + ec.message());
   }
-  SaveCheckpointFile(checkpoint,
-                     (std::filesystem::path(dir) / kCheckpointFileName).string());
+  SaveCheckpointFile(
+      checkpoint, (std::filesystem::path(dir) / kCheckpointFileName).string());
 }
 
 proto::Checkpoint LoadCheckpointDir(const std::string& dir,
@@ -257,13 +259,11 @@ void ReadFloatTensor(
     if (t.name() != name) continue;
     const std::vector<int64_t> shape(t.shape().begin(), t.shape().end());
     if (t.dtype() != proto::DTYPE_FLOAT32 || shape != expected_shape) {
-      throw std::runtime_error("tensor '" + name + "' has shape " +
-                               ShapeToString(shape) +
-                               (t.dtype() != proto::DTYPE_FLOAT32
-                                    ? " and a dtype other than float32"
-                                    : "") +
-                               "; expected float32 " +
-                               ShapeToString(expected_shape));
+      throw std::runtime_error(
+          "tensor '" + name + "' has shape " + ShapeToString(shape) +
+          (t.dtype() != proto::DTYPE_FLOAT32 ? " and a dtype other than float32"
+                                             : "") +
+          "; expected float32 " + ShapeToString(expected_shape));
     }
     std::memcpy(out, t.data().data(), t.data().size());
     return;

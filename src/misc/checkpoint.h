@@ -25,8 +25,7 @@ constexpr uint64_t kDefaultMaxCheckpointBytes = uint64_t{4} << 30;
 // of the directory). Sets format_version. Throws std::runtime_error naming
 // the path and the system error; an existing file at `path` is then left as
 // it was.
-void SaveCheckpointFile(proto::Checkpoint& checkpoint,
-                        const std::string& path);
+void SaveCheckpointFile(proto::Checkpoint& checkpoint, const std::string& path);
 
 // Reads and validates a checkpoint file. Throws std::runtime_error
 // "checkpoint <path>: <first problem>".
@@ -35,8 +34,7 @@ proto::Checkpoint LoadCheckpointFile(
 
 // A checkpoint directory (best/, 1000_finish/, ...) holds kCheckpointFileName.
 // Creates `dir` (and parents) if needed.
-void SaveCheckpointDir(proto::Checkpoint& checkpoint,
-                       const std::string& dir);
+void SaveCheckpointDir(proto::Checkpoint& checkpoint, const std::string& dir);
 proto::Checkpoint LoadCheckpointDir(
     const std::string& dir, uint64_t max_bytes = kDefaultMaxCheckpointBytes);
 

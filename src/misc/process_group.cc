@@ -1,7 +1,5 @@
 #include "misc/process_group.h"
 
-#include "misc/futex.h"
-
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -13,6 +11,8 @@
 #include <cstring>
 #include <exception>
 #include <stdexcept>
+
+#include "misc/futex.h"
 
 namespace asyncrl {
 namespace {
@@ -96,9 +96,9 @@ std::string WorkerEnd::Describe() const {
 GroupReport RunProcessGroup(const ProcessGroupOptions& options,
                             const std::function<void(int)>& fn) {
   if (options.num_workers <= 0) {
-    throw std::invalid_argument("RunProcessGroup: num_workers=" +
-                                std::to_string(options.num_workers) +
-                                " must be positive");
+    throw std::invalid_argument(
+        "RunProcessGroup: num_workers=" + std::to_string(options.num_workers) +
+        " must be positive");
   }
   const int n = options.num_workers;
   sigset_t watched;

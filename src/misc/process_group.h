@@ -20,11 +20,11 @@ namespace asyncrl {
 struct WorkerEnd {
   int process_idx = 0;
   pid_t pid = 0;
-  bool signaled = false;       // Ended by a signal (else exited).
-  int exit_code = 0;           // When exited.
-  int signal = 0;              // When signaled.
+  bool signaled = false;         // Ended by a signal (else exited).
+  int exit_code = 0;             // When exited.
+  int signal = 0;                // When signaled.
   bool killed_by_group = false;  // SIGKILLed by the parent after the grace.
-  std::string message;         // What the worker's function threw, if any.
+  std::string message;           // What the worker's function threw, if any.
 
   // A failure is a non-zero exit or a signal the group did not send.
   bool Failed() const;

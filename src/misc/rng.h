@@ -14,9 +14,7 @@ class Rng {
   explicit Rng(uint64_t seed = 0) : engine_(seed) {}
   void Seed(uint64_t seed) { engine_.seed(seed); }
   // Uniform in [0, 1) with 53 random bits.
-  double Uniform() {
-    return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
-  }
+  double Uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
   // Uniform in [low, high).
   double Uniform(double low, double high) {
     return low + (high - low) * Uniform();

@@ -24,7 +24,8 @@ size_t ArrayBytes(int64_t count, const char* what) {
 
 }  // namespace
 
-size_t SharedRegion::BytesFor(int64_t num_params, int64_t num_optimizer_floats) {
+size_t SharedRegion::BytesFor(int64_t num_params,
+                              int64_t num_optimizer_floats) {
   return AlignUp(sizeof(ControlBlock)) + ArrayBytes(num_params, "num_params") +
          ArrayBytes(num_optimizer_floats, "num_optimizer_floats");
 }

@@ -7,10 +7,9 @@
 #define ASYNCRL_MISC_SHARED_REGION_H_
 
 #include <atomic>
-#include <cstdint>
-
 #include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/sync/interprocess_mutex.hpp>
+#include <cstdint>
 
 namespace asyncrl {
 
@@ -20,8 +19,8 @@ namespace asyncrl {
 struct ControlBlock {
   alignas(64) std::atomic<int64_t> global_step{0};
   alignas(64) std::atomic<int64_t> episodes{0};
-  alignas(64) std::atomic<int32_t> stop{0};           // Asked to stop.
-  std::atomic<int32_t> training_done{0};              // successful_score hit.
+  alignas(64) std::atomic<int32_t> stop{0};  // Asked to stop.
+  std::atomic<int32_t> training_done{0};     // successful_score hit.
   // Evaluation schedule: the last step at which an evaluation was due.
   std::atomic<int64_t> prev_eval_t{0};
   // Guarded by `mutex`: best evaluation mean so far, and writes to shared

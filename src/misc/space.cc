@@ -27,11 +27,10 @@ Space Space::Box(std::vector<int64_t> shape, std::vector<float> low,
   s.dtype = DType::kFloat32;
   const auto size = static_cast<size_t>(s.FlatSize());
   if (s.low.size() != size || s.high.size() != size) {
-    throw std::invalid_argument("Box space: bounds have " +
-                                std::to_string(s.low.size()) + "/" +
-                                std::to_string(s.high.size()) +
-                                " elements, shape needs " +
-                                std::to_string(size));
+    throw std::invalid_argument(
+        "Box space: bounds have " + std::to_string(s.low.size()) + "/" +
+        std::to_string(s.high.size()) + " elements, shape needs " +
+        std::to_string(size));
   }
   return s;
 }

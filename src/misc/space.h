@@ -16,10 +16,10 @@ enum class DType { kFloat32, kInt64 };
 // `shape` with elementwise bounds [low, high] (infinite bounds allowed).
 struct Space {
   SpaceKind kind = SpaceKind::kDiscrete;
-  int64_t n = 0;                // Discrete only.
-  std::vector<int64_t> shape;   // Box only; empty for Discrete.
-  std::vector<float> low;       // Box only; one per element.
-  std::vector<float> high;      // Box only; one per element.
+  int64_t n = 0;               // Discrete only.
+  std::vector<int64_t> shape;  // Box only; empty for Discrete.
+  std::vector<float> low;      // Box only; one per element.
+  std::vector<float> high;     // Box only; one per element.
   DType dtype = DType::kInt64;
 
   static Space Discrete(int64_t n);

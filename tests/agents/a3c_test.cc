@@ -4,10 +4,10 @@
 #include "agents/a3c.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
-#include <unistd.h>
 
 #include "misc/checkpoint.h"
 #include "misc/torch_setup.h"
@@ -19,7 +19,8 @@ namespace {
 class LinearModelImpl : public ActorCriticModel {
  public:
   LinearModelImpl() {
-    w_ = register_parameter("w", torch::tensor({0.5f, -0.5f, 0.25f, 1.0f}).view({2, 2}));
+    w_ = register_parameter(
+        "w", torch::tensor({0.5f, -0.5f, 0.25f, 1.0f}).view({2, 2}));
     u_ = register_parameter("u", torch::tensor({1.0f, -2.0f}));
   }
   PolicyKind Kind() const override { return PolicyKind::kCategorical; }
@@ -75,7 +76,8 @@ TEST_F(A3CTest, UpdateMatchesHandComputedReturnsAndLosses) {
   const std::vector<double> rewards = {1.0, 0.5, 2.0};
   std::vector<int64_t> actions;
   for (int i = 0; i < 3; ++i) {
-    actions.push_back(agent.ActAndTrain(View(obs[i]), i ? rewards[i - 1] : 0).index);
+    actions.push_back(
+        agent.ActAndTrain(View(obs[i]), i ? rewards[i - 1] : 0).index);
   }
   EXPECT_EQ(agent.num_updates(), 0);
   agent.ActAndTrain(View(obs[3]), rewards[2]);  // t_max reached: update.
@@ -91,8 +93,9 @@ TEST_F(A3CTest, UpdateMatchesHandComputedReturnsAndLosses) {
   EXPECT_NEAR(info.advantages[0], 4.986, 1e-5);
   EXPECT_NEAR(info.advantages[1], 7.54, 1e-5);
   EXPECT_NEAR(info.advantages[2], 6.6, 1e-5);
-  const double v_loss =
-      (std::pow(1 - 5.986, 2) + std::pow(-2 - 5.54, 2) + std::pow(-1 - 5.6, 2)) / 2;
+  const double v_loss = (std::pow(1 - 5.986, 2) + std::pow(-2 - 5.54, 2) +
+                         std::pow(-1 - 5.6, 2)) /
+                        2;
   EXPECT_NEAR(info.v_loss, v_loss, 1e-4);
   // logits = s @ W: (0.5, -0.5), (0.25, 1.0), (0.75, 0.5).
   const std::vector<std::vector<double>> logits = {
@@ -153,10 +156,10 @@ TEST_F(A3CTest, BatchedEnvironmentsKeepEpisodesApart) {
   ASSERT_EQ(agent.num_updates(), 1);
   const auto& r = agent.last_update().returns;  // Row = step * 2 + env.
   ASSERT_EQ(r.size(), 4u);
-  EXPECT_NEAR(r[0], 1.0, 1e-6);                  // Terminal.
-  EXPECT_NEAR(r[2], 3.0 + 0.5 * -1.0, 1e-6);     // New episode, bootstrap.
+  EXPECT_NEAR(r[0], 1.0, 1e-6);               // Terminal.
+  EXPECT_NEAR(r[2], 3.0 + 0.5 * -1.0, 1e-6);  // New episode, bootstrap.
   EXPECT_NEAR(r[3], 4.0 + 0.5 * 2.0, 1e-6);
-  EXPECT_NEAR(r[1], 2.0 + 0.5 * r[3], 1e-6);     // Continues into row 3.
+  EXPECT_NEAR(r[1], 2.0 + 0.5 * r[3], 1e-6);  // Continues into row 3.
 }
 
 // The step-by-step formulation of the reference: one forward pass with
@@ -167,9 +170,7 @@ torch::Tensor StepwiseGrads(ActorCriticModel& model,
                             const std::vector<double>& rewards,
                             const A3COptions& o, bool terminal) {
   const int64_t n = static_cast<int64_t>(actions.size());
-  auto input = [&](int64_t i) {
-    return torch::tensor(obs[i]).view({1, -1});
-  };
+  auto input = [&](int64_t i) { return torch::tensor(obs[i]).view({1, -1}); };
   double r = 0;
   if (!terminal) {
     torch::NoGradGuard g;
@@ -191,9 +192,9 @@ torch::Tensor StepwiseGrads(ActorCriticModel& model,
       const auto mean = out.mean.squeeze(0);
       const auto log_std = out.log_std.squeeze(0);
       const auto var = torch::exp(2 * log_std);
-      log_prob = (-(a - mean).pow(2) / (2 * var) - log_std -
-                  0.5 * std::log(2 * M_PI))
-                     .sum();
+      log_prob =
+          (-(a - mean).pow(2) / (2 * var) - log_std - 0.5 * std::log(2 * M_PI))
+              .sum();
       entropy = (0.5 + 0.5 * std::log(2 * M_PI) + log_std).sum();
     }
     const double advantage = r - v.item<double>();
@@ -215,7 +216,8 @@ TEST_P(GradientEquivalenceTest, BatchedUpdateEqualsStepByStep) {
   const Space act = gaussian ? Box(2, 100.0f) : Space::Discrete(3);
   auto make_model = [&]() -> std::shared_ptr<ActorCriticModel> {
     torch::manual_seed(7);
-    if (gaussian) return FcGaussianActorCritic(4, act, std::vector<int64_t>{16, 16}).ptr();
+    if (gaussian)
+      return FcGaussianActorCritic(4, act, std::vector<int64_t>{16, 16}).ptr();
     return FcSoftmaxActorCritic(4, 3, std::vector<int64_t>{16, 16}).ptr();
   };
   for (bool terminal : {false, true}) {
@@ -248,15 +250,13 @@ TEST_P(GradientEquivalenceTest, BatchedUpdateEqualsStepByStep) {
     const torch::Tensor batched = agent.local().grads();
     ASSERT_EQ(expected.numel(), batched.numel());
     EXPECT_TRUE(torch::allclose(batched, expected, 1e-4, 1e-5))
-        << "max difference "
-        << (batched - expected).abs().max().item<double>();
+        << "max difference " << (batched - expected).abs().max().item<double>();
     EXPECT_GT(expected.abs().sum().item<double>(), 0.0);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, GradientEquivalenceTest,
-                         ::testing::Values(false, true),
-                         [](const auto& info) {
+                         ::testing::Values(false, true), [](const auto& info) {
                            return info.param ? "Gaussian" : "Softmax";
                          });
 
@@ -302,8 +302,8 @@ TEST(SharedRmspropTest, MatchesTheReferenceFormula) {
   std::vector<float> p = {1.0f, -2.0f, 0.5f};
   std::vector<float> ms(3, 0.0f);
   std::vector<double> rp(p.begin(), p.end()), rms(3, 0.0);
-  const float grads[3][3] = {{0.1f, -0.3f, 2.0f}, {1.0f, 0.0f, -1.0f},
-                             {-0.5f, 0.25f, 0.0f}};
+  const float grads[3][3] = {
+      {0.1f, -0.3f, 2.0f}, {1.0f, 0.0f, -1.0f}, {-0.5f, 0.25f, 0.0f}};
   for (const auto& g : grads) {
     RmspropStep(o, 0.5f, g, p.data(), ms.data(), 3);
     for (int i = 0; i < 3; ++i) {
@@ -319,7 +319,8 @@ TEST(SharedRmspropTest, MatchesTheReferenceFormula) {
 }
 
 TEST(SharedRmspropTest, ClipScaleFollowsClipGradNorm) {
-  EXPECT_FLOAT_EQ(ClipScale(80.0, 40.0), static_cast<float>(40.0 / (80.0 + 1e-6)));
+  EXPECT_FLOAT_EQ(ClipScale(80.0, 40.0),
+                  static_cast<float>(40.0 / (80.0 + 1e-6)));
   EXPECT_FLOAT_EQ(ClipScale(10.0, 40.0), 1.0f);
   EXPECT_FLOAT_EQ(ClipScale(1e9, 0.0), 1.0f);
 }
@@ -331,7 +332,8 @@ TEST(SharedRmspropTest, InvalidOptionsNameTheField) {
     o.Validate();
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("rmsprop_epsilon=0"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("rmsprop_epsilon=0"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -340,10 +342,12 @@ TEST_F(A3CTest, InvalidOptionsNameTheField) {
   A3COptions o;
   o.t_max = 0;
   try {
-    A3C agent(std::make_shared<LinearModelImpl>(), Box(2), Space::Discrete(2), o);
+    A3C agent(std::make_shared<LinearModelImpl>(), Box(2), Space::Discrete(2),
+              o);
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("t_max=0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("t_max=0"), std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(A3C(std::make_shared<LinearModelImpl>(), Box(2), Box(1), {}),
                std::invalid_argument);
@@ -356,8 +360,8 @@ TEST_F(A3CTest, SaveAndLoadRoundTripThroughSharedState) {
   A3COptions options;
   options.t_max = 1;
   auto make = [&] {
-    return A3C(FcSoftmaxActorCritic(2, 2, std::vector<int64_t>{8}).ptr(), Box(2),
-               Space::Discrete(2), options);
+    return A3C(FcSoftmaxActorCritic(2, 2, std::vector<int64_t>{8}).ptr(),
+               Box(2), Space::Discrete(2), options);
   };
   A3C a = make();
   const Obs s = {1, -1};
@@ -383,7 +387,8 @@ TEST_F(A3CTest, SaveAndLoadRoundTripThroughSharedState) {
     c.Load(dir.string());
     FAIL();
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("shape"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("shape"), std::string::npos)
+        << e.what();
   }
   EXPECT_EQ(c.shared_params()[0], first);
   std::filesystem::remove_all(dir);

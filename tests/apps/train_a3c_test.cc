@@ -21,7 +21,9 @@ using testing::TempDir;
 struct ProcessRun {
   int status = -1;
   std::string output;  // stdout and stderr together.
-  std::vector<std::string> Lines() const { return testing::Split(output, '\n'); }
+  std::vector<std::string> Lines() const {
+    return testing::Split(output, '\n');
+  }
 };
 
 ProcessRun Exec(const std::string& binary, const std::string& args) {
@@ -38,7 +40,9 @@ ProcessRun Exec(const std::string& binary, const std::string& args) {
   return run;
 }
 
-ProcessRun TrainA3C(const std::string& args) { return Exec(TRAIN_A3C_BIN, args); }
+ProcessRun TrainA3C(const std::string& args) {
+  return Exec(TRAIN_A3C_BIN, args);
+}
 
 struct BadFlag {
   std::string args;
@@ -50,7 +54,8 @@ class InvalidFlagTest : public ::testing::TestWithParam<BadFlag> {};
 TEST_P(InvalidFlagTest, ExitsTwoWithOneLineAndCreatesNothing) {
   TempDir dir("flags");
   const fs::path outdir = dir.path() / "out";
-  const ProcessRun r = TrainA3C("--outdir " + outdir.string() + " " + GetParam().args);
+  const ProcessRun r =
+      TrainA3C("--outdir " + outdir.string() + " " + GetParam().args);
   EXPECT_EQ(r.status, 2) << r.output;
   const auto lines = r.Lines();
   ASSERT_EQ(lines.size(), 1u) << r.output;
@@ -62,16 +67,18 @@ TEST_P(InvalidFlagTest, ExitsTwoWithOneLineAndCreatesNothing) {
 INSTANTIATE_TEST_SUITE_P(
     Table, InvalidFlagTest,
     ::testing::Values(
-        BadFlag{"--processes 0", "--processes=0 is invalid; accepted: an integer in [1, 4096]"},
+        BadFlag{"--processes 0",
+                "--processes=0 is invalid; accepted: an integer in [1, 4096]"},
         BadFlag{"--processes -3", "--processes=-3"},
         BadFlag{"--processes 99999999999", "'--processes' is invalid"},
         BadFlag{"--steps 0", "--steps=0 is invalid; accepted: an integer >= 1"},
-        BadFlag{"--steps abc", "the argument ('abc') for option '--steps' is invalid"},
+        BadFlag{"--steps abc",
+                "the argument ('abc') for option '--steps' is invalid"},
         BadFlag{"--steps 99999999999999999999", "'--steps' is invalid"},
         BadFlag{"--t-max 0", "--t-max=0"},
-        BadFlag{"--gamma 1.5", "--gamma=1.5 is invalid; accepted: a number in [0, 1]"},
-        BadFlag{"--lr nan", "--lr=nan"},
-        BadFlag{"--lr -1", "--lr=-1"},
+        BadFlag{"--gamma 1.5",
+                "--gamma=1.5 is invalid; accepted: a number in [0, 1]"},
+        BadFlag{"--lr nan", "--lr=nan"}, BadFlag{"--lr -1", "--lr=-1"},
         BadFlag{"--beta inf", "--beta=inf"},
         BadFlag{"--rmsprop-epsilon 0", "--rmsprop-epsilon=0"},
         BadFlag{"--rmsprop-alpha 1", "--rmsprop-alpha=1"},
@@ -79,19 +86,28 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"--reward-scale-factor nan", "--reward-scale-factor=nan"},
         BadFlag{"--eval-interval -5", "--eval-interval=-5"},
         BadFlag{"--eval-n-runs 0", "--eval-n-runs=0"},
-        BadFlag{"--eval-n-runs 5 --eval-n-steps 100", "not together with --eval-n-runs"},
+        BadFlag{"--eval-n-runs 5 --eval-n-steps 100",
+                "not together with --eval-n-runs"},
         BadFlag{"--max-episode-len -1", "--max-episode-len=-1"},
         BadFlag{"--envs-per-process 0", "--envs-per-process=0"},
         BadFlag{"--seed -1", "--seed=-1"},
         BadFlag{"--seed 2000000000 --processes 4", "--seed=2000000000"},
         BadFlag{"--successful-score inf", "--successful-score=inf"},
-        BadFlag{"--successful-score 10 --eval-interval 0", "only with --eval-interval > 0"},
-        BadFlag{"--env Nope-v0", "--env=Nope-v0 is invalid; accepted: Acrobot-v1, CartPole-v0, CartPole-v1, MountainCar-v0, Pendulum-v1"},
-        BadFlag{"--arch nope", "--arch=nope is invalid; accepted: auto, fc-gaussian, fc-softmax"},
+        BadFlag{"--successful-score 10 --eval-interval 0",
+                "only with --eval-interval > 0"},
+        BadFlag{"--env Nope-v0",
+                "--env=Nope-v0 is invalid; accepted: Acrobot-v1, CartPole-v0, "
+                "CartPole-v1, MountainCar-v0, Pendulum-v1"},
+        BadFlag{
+            "--arch nope",
+            "--arch=nope is invalid; accepted: auto, fc-gaussian, fc-softmax"},
         BadFlag{"--arch fc-gaussian", "needs a Box action space"},
-        BadFlag{"--load /nonexistent/ckpt", "--load=/nonexistent/ckpt is invalid"},
+        BadFlag{"--load /nonexistent/ckpt",
+                "--load=/nonexistent/ckpt is invalid"},
         BadFlag{"--demo", "--demo=true is invalid; accepted: only with --load"},
-        BadFlag{"--log-level loud", "--log-level=loud is invalid; accepted: debug, info, warning, error"},
+        BadFlag{"--log-level loud",
+                "--log-level=loud is invalid; accepted: debug, info, warning, "
+                "error"},
         BadFlag{"--config /nonexistent.conf", "--config=/nonexistent.conf"},
         BadFlag{"--bogus", "unrecognised option '--bogus'"}),
     [](const auto& info) { return "Case" + std::to_string(info.index); });
@@ -122,9 +138,9 @@ TEST(TrainA3CTest, RunCreatesANewFolderWithEverythingAndDemoLoadsIt) {
     EXPECT_TRUE(fs::exists(run / name)) << name;
   }
   const auto args_json = ReadLines(run / "args.json");
-  EXPECT_NE(std::find(args_json.begin(), args_json.end(),
-                      "  \"steps\": \"3000\","),
-            args_json.end());
+  EXPECT_NE(
+      std::find(args_json.begin(), args_json.end(), "  \"steps\": \"3000\","),
+      args_json.end());
   EXPECT_NE(ReadLines(run / "command.txt")[0].find("--steps 3000"),
             std::string::npos);
 
@@ -132,8 +148,8 @@ TEST(TrainA3CTest, RunCreatesANewFolderWithEverythingAndDemoLoadsIt) {
   ASSERT_EQ(second.status, 0) << second.output;
   EXPECT_NE(second.Lines()[0], lines[0]) << "a run must never reuse a folder";
 
-  const ProcessRun demo = TrainA3C("--demo --load " + (run / "3000_finish").string() +
-                            " --eval-n-runs 3");
+  const ProcessRun demo = TrainA3C(
+      "--demo --load " + (run / "3000_finish").string() + " --eval-n-runs 3");
   ASSERT_EQ(demo.status, 0) << demo.output;
   EXPECT_EQ(demo.output.rfind("n_runs: 3 mean: ", 0), 0u) << demo.output;
 }
@@ -147,13 +163,14 @@ TEST(TrainA3CTest, ConfigFileSetsOptionsAndTheCommandLineWins) {
            "t-max = 7\n";
   }
   const ProcessRun r = TrainA3C("--config " + conf.string() + " --outdir " +
-                         (dir.path() / "out").string() +
-                         " --t-max 3 --log-level warning");
+                                (dir.path() / "out").string() +
+                                " --t-max 3 --log-level warning");
   ASSERT_EQ(r.status, 0) << r.output;
   const fs::path run = r.Lines()[0].substr(std::string("results in ").size());
   EXPECT_TRUE(fs::exists(run / "1500_finish"));
   const auto json = ReadLines(run / "args.json");
-  EXPECT_NE(std::find(json.begin(), json.end(), "  \"t-max\": \"3\","), json.end());
+  EXPECT_NE(std::find(json.begin(), json.end(), "  \"t-max\": \"3\","),
+            json.end());
 }
 
 TEST(CustomAgentExampleTest, TrainsCartPoleToTheSuccessfulScore) {

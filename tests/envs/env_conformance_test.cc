@@ -158,16 +158,16 @@ TEST_P(EnvConformanceTest, StepWithoutResetIsAnError) {
   EXPECT_THROW(env->Step(RandomAction(*env, rng, storage)), std::logic_error);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllRegistered, EnvConformanceTest,
-    ::testing::ValuesIn(DefaultEnvRegistry().Names()),
-    [](const ::testing::TestParamInfo<std::string>& info) {
-      std::string name = info.param;
-      for (char& c : name) {
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-      }
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(AllRegistered, EnvConformanceTest,
+                         ::testing::ValuesIn(DefaultEnvRegistry().Names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c)))
+                               c = '_';
+                           }
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace asyncrl

@@ -57,7 +57,9 @@ class ConstantAgent : public Agent {
   Action ActAndTrain(FloatView, double) override { return Action::Discrete(0); }
   void StopEpisodeAndTrain(FloatView, double, bool) override {}
   void StopEpisode() override { ++episodes_stopped; }
-  std::vector<Statistic> Statistics() const override { return {{"calls", 1.5}}; }
+  std::vector<Statistic> Statistics() const override {
+    return {{"calls", 1.5}};
+  }
   SharedStateSizes SharedSizes() const override { return {1, 0}; }
   void BindShared(SharedBuffers, bool) override {}
   void SaveTo(proto::Checkpoint* c) const override {
@@ -93,8 +95,7 @@ TEST(RunEvaluationTest, EpisodeModeRunsThatManyEpisodes) {
 TEST(RunEvaluationTest, StepModeDropsTheUnfinishedLastEpisode) {
   FixedLengthEnv env(10);
   ConstantAgent agent;
-  EXPECT_EQ(RunEvaluation(agent, env, 25, 0, 0),
-            std::vector<double>({10, 10}));
+  EXPECT_EQ(RunEvaluation(agent, env, 25, 0, 0), std::vector<double>({10, 10}));
   EXPECT_EQ(agent.acts, 25);
 }
 

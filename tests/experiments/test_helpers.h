@@ -60,7 +60,9 @@ class FaultyEnv : public Wrapper {
  public:
   FaultyEnv(std::unique_ptr<Env> inner, int64_t at_step, Fault fault,
             int signal = 0)
-      : Wrapper(std::move(inner)), at_step_(at_step), fault_(fault),
+      : Wrapper(std::move(inner)),
+        at_step_(at_step),
+        fault_(fault),
         signal_(signal) {}
 
  protected:

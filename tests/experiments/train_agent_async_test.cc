@@ -54,7 +54,8 @@ TEST_F(TrainAgentAsyncTest, FinishBestAndScoresAfterAShortRun) {
   ASSERT_EQ(r.exit_code, 0) << r.message;
   EXPECT_EQ(r.global_step, 4000);
   EXPECT_GT(r.episodes, 0);
-  const proto::Checkpoint finish = LoadCheckpointDir(Path("4000_finish").string());
+  const proto::Checkpoint finish =
+      LoadCheckpointDir(Path("4000_finish").string());
   EXPECT_EQ(finish.global_step(), 4000);
   EXPECT_EQ(finish.agent_type(), "a3c");
   EXPECT_GT(finish.parameters_size(), 0);
@@ -86,7 +87,8 @@ TEST_F(TrainAgentAsyncTest, BatchedEnvironmentsEndExactlyAtSteps) {
   ASSERT_EQ(r.exit_code, 0) << r.message;
   EXPECT_EQ(r.global_step, 3001);
   EXPECT_GT(r.episodes, 3001 / 500);
-  EXPECT_EQ(LoadCheckpointDir(Path("3001_finish").string()).global_step(), 3001);
+  EXPECT_EQ(LoadCheckpointDir(Path("3001_finish").string()).global_step(),
+            3001);
 }
 
 TEST_F(TrainAgentAsyncTest, SuccessfulScoreStopsTrainingEarly) {
@@ -134,7 +136,8 @@ TEST_P(WorkerSignalTest, WorkerDyingBySignalIsReported) {
   auto make_env = [sig](int idx, bool test) -> std::unique_ptr<Env> {
     auto env = MakeEnv("CartPole-v1");
     if (idx != 0 || test) return env;
-    return std::make_unique<FaultyEnv>(std::move(env), 200, Fault::kSignal, sig);
+    return std::make_unique<FaultyEnv>(std::move(env), 200, Fault::kSignal,
+                                       sig);
   };
   const TrainResult r = TrainAgentAsync(o, make_env, SmallA3C("CartPole-v1"));
   EXPECT_EQ(r.exit_code, 1);
@@ -146,7 +149,9 @@ TEST_P(WorkerSignalTest, WorkerDyingBySignalIsReported) {
 
 INSTANTIATE_TEST_SUITE_P(Signals, WorkerSignalTest,
                          ::testing::Values(SIGKILL, SIGSEGV, SIGABRT),
-                         [](const auto& info) { return SignalName(info.param); });
+                         [](const auto& info) {
+                           return SignalName(info.param);
+                         });
 
 class ParentSignalTest : public TrainAgentAsyncTest,
                          public ::testing::WithParamInterface<int> {};
@@ -168,27 +173,30 @@ TEST_P(ParentSignalTest, SignalToParentStopsTheRunWithItsStatus) {
   EXPECT_NE(r.message.find(SignalName(sig)), std::string::npos) << r.message;
   ASSERT_FALSE(r.except_dir.empty());
   EXPECT_NO_THROW(LoadCheckpointDir(r.except_dir));
-  for (const auto& w : r.report.workers) EXPECT_FALSE(w.Failed()) << w.Describe();
+  for (const auto& w : r.report.workers)
+    EXPECT_FALSE(w.Failed()) << w.Describe();
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, ParentSignalTest,
                          ::testing::Values(SIGINT, SIGTERM),
-                         [](const auto& info) { return SignalName(info.param); });
+                         [](const auto& info) {
+                           return SignalName(info.param);
+                         });
 
 TEST_F(TrainAgentAsyncTest, LoadResumesCountersAndParameters) {
   TrainOptions first = Options(1, 2000);
-  ASSERT_EQ(TrainAgentAsync(first, PlainEnv("CartPole-v1"),
-                            SmallA3C("CartPole-v1"))
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      TrainAgentAsync(first, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"))
+          .exit_code,
+      0);
   const std::string ckpt = Path("2000_finish").string();
   const proto::Checkpoint saved = LoadCheckpointDir(ckpt);
   TempDir second_dir("resume_second");
   TrainOptions second = Options(1, 3000);
   second.outdir = second_dir.str();
   second.load = ckpt;
-  const TrainResult r = TrainAgentAsync(second, PlainEnv("CartPole-v1"),
-                                        SmallA3C("CartPole-v1"));
+  const TrainResult r =
+      TrainAgentAsync(second, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"));
   ASSERT_EQ(r.exit_code, 0) << r.message;
   EXPECT_EQ(r.global_step, 3000);
   EXPECT_GT(r.episodes, saved.episodes());
@@ -219,14 +227,16 @@ TEST_F(TrainAgentAsyncTest, LoadOfAnIncompatibleCheckpointIsRefused) {
 
 TEST_F(TrainAgentAsyncTest, InvalidOptionsAreRejectedBeforeAnythingIsWritten) {
   TrainOptions o = Options(2, 0);
-  EXPECT_THROW(TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1")),
-               std::invalid_argument);
+  EXPECT_THROW(
+      TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1")),
+      std::invalid_argument);
   o = Options(2, 100);
   o.eval_interval = 10;
   o.eval_n_episodes = 1;
   o.eval_n_steps = 5;
-  EXPECT_THROW(TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1")),
-               std::invalid_argument);
+  EXPECT_THROW(
+      TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1")),
+      std::invalid_argument);
   EXPECT_TRUE(fs::is_empty(dir_.path()));
 }
 

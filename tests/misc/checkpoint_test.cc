@@ -65,7 +65,8 @@ class CheckpointTest : public ::testing::Test {
     boost::crc_32_type crc;
     crc.process_bytes(payload.data(), payload.size());
     const uint32_t c = crc.checksum();
-    for (int i = 0; i < 4; ++i) header[16 + i] = static_cast<char>(c >> (8 * i));
+    for (int i = 0; i < 4; ++i)
+      header[16 + i] = static_cast<char>(c >> (8 * i));
     return header + payload;
   }
 
@@ -186,9 +187,9 @@ TEST_F(CheckpointTest, WrongShapeOnReadNamesBothShapes) {
     EXPECT_NE(std::string(e.what()).find("[2, 3]"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("[3, 2]"), std::string::npos);
   }
-  EXPECT_THROW(ReadFloatTensor(c.parameters(), "v.0.weight", {2, 3},
-                               out.data()),
-               std::runtime_error);
+  EXPECT_THROW(
+      ReadFloatTensor(c.parameters(), "v.0.weight", {2, 3}, out.data()),
+      std::runtime_error);
 }
 
 TEST_F(CheckpointTest, FailedSaveLeavesTheEarlierCheckpointIntact) {

@@ -1,0 +1,116 @@
+// A3C throughput on the reference discrete network (policy and value MLPs
+// 200-200) and CartPole-v1 with t_max 5:
+//  - BM_AgentEnvLoop/K: a bare loop of one agent and K environments in one
+//    process (no trainer), environment steps per second;
+//  - BM_Trainer/P: the whole trainer (train_agent_async) with P worker
+//    processes, global steps per second, evaluation off.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "agents/a3c.h"
+#include "envs/registry.h"
+#include "experiments/train_agent_async.h"
+#include "misc/torch_setup.h"
+
+namespace asyncrl {
+namespace {
+
+std::unique_ptr<A3C> MakeAgent(int idx) {
+  torch::manual_seed(0);
+  auto probe = MakeEnv("CartPole-v1");
+  A3COptions options;
+  options.t_max = 5;
+  options.seed = static_cast<uint64_t>(idx);
+  return std::make_unique<A3C>(
+      FcSoftmaxActorCritic(probe->ObservationSpace().FlatSize(),
+                           probe->ActionSpace().n)
+          .ptr(),
+      probe->ObservationSpace(), probe->ActionSpace(), options);
+}
+
+void BM_AgentEnvLoop(benchmark::State& state) {
+  ConfigureTorchForFork();
+  const int64_t k = state.range(0);
+  auto agent = MakeAgent(0);
+  std::vector<std::unique_ptr<Env>> envs;
+  const int64_t obs_size = 4;
+  std::vector<float> obs(k * obs_size), next(k * obs_size);
+  std::vector<double> rewards(k);
+  std::vector<uint8_t> terminal(k), ended(k);
+  for (int64_t j = 0; j < k; ++j) {
+    envs.push_back(MakeEnv("CartPole-v1"));
+    FloatView o = envs[j]->Reset(j);
+    std::copy(o.data, o.data + obs_size, obs.begin() + j * obs_size);
+  }
+  for (auto _ : state) {
+    const auto& actions =
+        agent->BatchActAndTrain({obs.data(), k * obs_size}, k);
+    for (int64_t j = 0; j < k; ++j) {
+      const StepResult r = envs[j]->Step(actions[j]);
+      std::copy(r.observation.data, r.observation.data + obs_size,
+                next.begin() + j * obs_size);
+      rewards[j] = r.reward * 0.01;
+      terminal[j] = r.terminated;
+      ended[j] = r.Done();
+    }
+    agent->BatchObserveAndTrain({next.data(), k * obs_size}, rewards, terminal,
+                                ended);
+    for (int64_t j = 0; j < k; ++j) {
+      FloatView o = ended[j] ? envs[j]->Reset()
+                             : FloatView{next.data() + j * obs_size, obs_size};
+      std::copy(o.data, o.data + obs_size, obs.begin() + j * obs_size);
+    }
+  }
+  state.counters["steps_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * k), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_AgentEnvLoop)->Arg(1)->Arg(4)->Arg(16)->Arg(64)->UseRealTime();
+
+void BM_Trainer(benchmark::State& state) {
+  ConfigureTorchForFork();
+  const int processes = static_cast<int>(state.range(0));
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("asyncrl_bench_trainer_" + std::to_string(getpid()));
+  const int64_t steps = 40000 * processes;
+  for (auto _ : state) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    TrainOptions options;
+    options.processes = processes;
+    options.steps = steps;
+    options.outdir = dir.string();
+    options.progress_interval = std::chrono::milliseconds(0);
+    const auto start = std::chrono::steady_clock::now();
+    const TrainResult r = TrainAgentAsync(
+        options,
+        [](int, bool) {
+          EnvOptions o;
+          o.reward_scale = 0.01;
+          return MakeEnv("CartPole-v1", o);
+        },
+        [](int idx) -> std::unique_ptr<Agent> { return MakeAgent(idx); });
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (r.exit_code != 0) state.SkipWithError(r.message.c_str());
+    state.SetIterationTime(secs);
+  }
+  std::filesystem::remove_all(dir);
+  state.counters["steps_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * steps),
+                         benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Trainer)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseManualTime()
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace asyncrl
+
+BENCHMARK_MAIN();
