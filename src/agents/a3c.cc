@@ -99,12 +99,14 @@ void A3C::ChooseActions(FloatView obs, int64_t k, bool deterministic,
   const float* v = values.data_ptr<float>();
   actions_.resize(k);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  std::vector<double> entropies(k);
+  std::vector<double>& entropies = scratch_entropies_;
+  entropies.resize(k);
   if (model_->Kind() == PolicyKind::kCategorical) {
     const auto logits_t = out.logits.contiguous();
     const float* logits = logits_t.data_ptr<float>();
     const int64_t n = action_space_.n;
-    std::vector<double> probs(n);
+    std::vector<double>& probs = scratch_probs_;
+    probs.resize(n);
     for (int64_t r = 0; r < k; ++r) {
       const float* l = logits + r * n;
       const double max = *std::max_element(l, l + n);
@@ -333,7 +335,7 @@ void A3C::Update() {
   const float scale = ClipScale(last_update_.grad_norm, options_.max_grad_norm);
   RmspropStep(options_.optimizer, scale, grads, shared_params_, shared_ms_, n);
   RefreshLocal();
-  rollout_ = Rollout{};
+  rollout_.Clear();
   ++num_updates_;
 }
 

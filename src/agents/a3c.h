@@ -102,6 +102,18 @@ class A3C : public BatchAgent, public LearningRateControl {
     std::vector<int64_t> next;
     std::vector<float> bootstrap_obs;  // [num_bootstrap, obs_size].
     int64_t num_bootstrap = 0;
+
+    // Empties the rollout, keeping the buffers' capacity.
+    void Clear() {
+      steps = 0;
+      num_bootstrap = 0;
+      obs.clear();
+      actions.clear();
+      cont_actions.clear();
+      rewards.clear();
+      next.clear();
+      bootstrap_obs.clear();
+    }
   };
   static constexpr int64_t kContinue = -1;
   static constexpr int64_t kTerminal = -2;
@@ -134,9 +146,10 @@ class A3C : public BatchAgent, public LearningRateControl {
   float* shared_ms_ = nullptr;
 
   Rollout rollout_;
-  std::vector<Action> actions_;         // Returned to the caller.
-  std::vector<float> action_values_;    // Storage of continuous actions.
-  std::vector<double> pending_reward_;  // Single-env API bookkeeping.
+  std::vector<Action> actions_;        // Returned to the caller.
+  std::vector<float> action_values_;   // Storage of continuous actions.
+  std::vector<double> scratch_probs_;  // Per-call scratch of acting.
+  std::vector<double> scratch_entropies_;
   std::mt19937_64 rng_;
   double average_value_ = 0.0;
   double average_entropy_ = 0.0;

@@ -139,15 +139,13 @@ class Worker {
           stop_now ? 0 : ClaimSteps(control_, options_.steps, k, &next_active);
       // A smaller next batch starts a new rollout: end every segment here.
       const bool flush = next_active < active;
+      // The agent takes exactly `active` rows (fewer only in the last batch).
       rewards.resize(active);
       terminal.resize(active);
+      segment_end.resize(active);
       for (int64_t j = 0; j < active; ++j) segment_end[j] = ended[j] || flush;
-      batch_agent->BatchObserveAndTrain(
-          {next.data(), active * obs_size}, rewards, terminal,
-          std::vector<uint8_t>(segment_end.begin(),
-                               segment_end.begin() + active));
-      rewards.resize(k);
-      terminal.resize(k);
+      batch_agent->BatchObserveAndTrain({next.data(), active * obs_size},
+                                        rewards, terminal, segment_end);
       for (int64_t j = 0; j < active; ++j) {
         const bool cut_by_trainer = j >= next_active;
         if (ended[j] || cut_by_trainer) {
