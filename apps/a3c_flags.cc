@@ -12,6 +12,7 @@
 #include "envs/registry.h"
 #include "misc/checkpoint.h"
 #include "misc/seeding.h"
+#include "misc/strings.h"
 
 namespace asyncrl {
 namespace po = boost::program_options;
@@ -31,12 +32,6 @@ void Require(bool ok, const std::string& flag, const std::string& value,
     throw FlagError("--" + flag + "=" + value +
                     " is invalid; accepted: " + accepted);
   }
-}
-
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "misc/strings.h"
+
 namespace asyncrl {
 namespace {
 
@@ -95,10 +97,8 @@ std::shared_ptr<ActorCriticModel> ModelRegistry::Make(
   }
   auto it = entries_.find(resolved);
   if (it == entries_.end()) {
-    std::string known;
-    for (const auto& n : Names()) known += (known.empty() ? "" : ", ") + n;
     throw std::invalid_argument("unknown arch '" + name +
-                                "'; registered: " + known);
+                                "'; registered: " + JoinNames(Names()));
   }
   if (it->second.discrete_actions != action_space.IsDiscrete()) {
     throw std::invalid_argument(

@@ -24,33 +24,24 @@ double Wrap(double x, double low, double high) {
 }  // namespace
 
 Acrobot::Acrobot()
-    : observation_space_(
-          Space::Box({6},
-                     {-1, -1, -1, -1, static_cast<float>(-kMaxVel1),
-                      static_cast<float>(-kMaxVel2)},
-                     {1, 1, 1, 1, static_cast<float>(kMaxVel1),
-                      static_cast<float>(kMaxVel2)})),
-      action_space_(Space::Discrete(3)) {}
+    : ClassicControl(Space::Box({6},
+                                {-1, -1, -1, -1, static_cast<float>(-kMaxVel1),
+                                 static_cast<float>(-kMaxVel2)},
+                                {1, 1, 1, 1, static_cast<float>(kMaxVel1),
+                                 static_cast<float>(kMaxVel2)}),
+                     Space::Discrete(3)) {}
 
-void Acrobot::set_state(const std::array<double, 4>& state) {
-  state_ = state;
-  Observe();
+void Acrobot::ResetState(Rng& rng, State& state) {
+  for (double& x : state) x = rng.Uniform(-0.1, 0.1);
 }
 
-FloatView Acrobot::Observe() {
-  obs_ = {static_cast<float>(std::cos(state_[0])),
-          static_cast<float>(std::sin(state_[0])),
-          static_cast<float>(std::cos(state_[1])),
-          static_cast<float>(std::sin(state_[1])),
-          static_cast<float>(state_[2]),
-          static_cast<float>(state_[3])};
-  return FloatView{obs_.data(), 6};
-}
-
-FloatView Acrobot::DoReset(std::optional<uint64_t> seed) {
-  if (seed) rng_.Seed(*seed);
-  for (double& s : state_) s = rng_.Uniform(-0.1, 0.1);
-  return Observe();
+void Acrobot::Observe(const State& state, std::array<float, 6>& obs) const {
+  obs = {static_cast<float>(std::cos(state[0])),
+         static_cast<float>(std::sin(state[0])),
+         static_cast<float>(std::cos(state[1])),
+         static_cast<float>(std::sin(state[1])),
+         static_cast<float>(state[2]),
+         static_cast<float>(state[3])};
 }
 
 std::array<double, 4> Acrobot::Derivatives(const std::array<double, 4>& s,
@@ -99,7 +90,7 @@ StepResult Acrobot::DoStep(const Action& action) {
   state_ = next;
 
   StepResult result;
-  result.observation = Observe();
+  result.observation = Observation();
   result.terminated =
       -std::cos(state_[0]) - std::cos(state_[1] + state_[0]) > 1.0;
   result.reward = result.terminated ? 0.0 : -1.0;

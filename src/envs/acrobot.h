@@ -3,24 +3,17 @@
 #ifndef ASYNCRL_ENVS_ACROBOT_H_
 #define ASYNCRL_ENVS_ACROBOT_H_
 
-#include <array>
-
-#include "envs/env.h"
-#include "misc/rng.h"
+#include "envs/classic_control.h"
 
 namespace asyncrl {
 
 // Observation: cos/sin of both joint angles and both angular velocities.
 // Actions: torque -1, 0, +1 on the second joint. Reward -1 per step, 0 on the
 // step that reaches the goal height. No time limit (the registry adds 500).
-class Acrobot : public Env {
+class Acrobot : public ClassicControl<4, 6> {
  public:
   Acrobot();
   std::string Name() const override { return "Acrobot"; }
-  const Space& ObservationSpace() const override { return observation_space_; }
-  const Space& ActionSpace() const override { return action_space_; }
-  const std::array<double, 4>& state() const { return state_; }
-  void set_state(const std::array<double, 4>& state);
 
   // Time derivative of (theta1, theta2, dtheta1, dtheta2) under `torque`.
   static std::array<double, 4> Derivatives(const std::array<double, 4>& s,
@@ -32,17 +25,9 @@ class Acrobot : public Env {
   static constexpr double kMaxVel2 = 9 * kPi;
 
  protected:
-  FloatView DoReset(std::optional<uint64_t> seed) override;
+  void ResetState(Rng& rng, State& state) override;
+  void Observe(const State& state, std::array<float, 6>& obs) const override;
   StepResult DoStep(const Action& action) override;
-
- private:
-  FloatView Observe();
-
-  Space observation_space_;
-  Space action_space_;
-  Rng rng_;
-  std::array<double, 4> state_{};
-  std::array<float, 6> obs_{};
 };
 
 }  // namespace asyncrl

@@ -6,28 +6,20 @@
 namespace asyncrl {
 
 CartPole::CartPole()
-    : observation_space_(
+    : ClassicControl(
           Space::Box({4},
                      {-2 * kXThreshold, -std::numeric_limits<float>::max(),
                       -2 * kThetaThreshold, -std::numeric_limits<float>::max()},
                      {2 * kXThreshold, std::numeric_limits<float>::max(),
-                      2 * kThetaThreshold, std::numeric_limits<float>::max()})),
-      action_space_(Space::Discrete(2)) {}
+                      2 * kThetaThreshold, std::numeric_limits<float>::max()}),
+          Space::Discrete(2)) {}
 
-void CartPole::set_state(const std::array<double, 4>& state) {
-  state_ = state;
-  Observe();
+void CartPole::ResetState(Rng& rng, State& state) {
+  for (double& x : state) x = rng.Uniform(-0.05, 0.05);
 }
 
-FloatView CartPole::Observe() {
-  for (size_t i = 0; i < 4; ++i) obs_[i] = static_cast<float>(state_[i]);
-  return FloatView{obs_.data(), 4};
-}
-
-FloatView CartPole::DoReset(std::optional<uint64_t> seed) {
-  if (seed) rng_.Seed(*seed);
-  for (double& s : state_) s = rng_.Uniform(-0.05, 0.05);
-  return Observe();
+void CartPole::Observe(const State& state, std::array<float, 4>& obs) const {
+  for (size_t i = 0; i < 4; ++i) obs[i] = static_cast<float>(state[i]);
 }
 
 StepResult CartPole::DoStep(const Action& action) {
@@ -51,7 +43,7 @@ StepResult CartPole::DoStep(const Action& action) {
   theta_dot += kTau * theta_acc;
 
   StepResult result;
-  result.observation = Observe();
+  result.observation = Observation();
   result.reward = 1.0;
   result.terminated = x < -kXThreshold || x > kXThreshold ||
                       theta < -kThetaThreshold || theta > kThetaThreshold;

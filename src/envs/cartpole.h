@@ -3,25 +3,17 @@
 #ifndef ASYNCRL_ENVS_CARTPOLE_H_
 #define ASYNCRL_ENVS_CARTPOLE_H_
 
-#include <array>
-
-#include "envs/env.h"
-#include "misc/rng.h"
+#include "envs/classic_control.h"
 
 namespace asyncrl {
 
 // Without a time limit; the registry wraps it (200 steps for v0, 500 for v1).
 // Observation: x, x_dot, theta, theta_dot. Actions: 0 push left, 1 push right.
 // Reward 1 on every step, including the terminating one.
-class CartPole : public Env {
+class CartPole : public ClassicControl<4, 4> {
  public:
   CartPole();
   std::string Name() const override { return "CartPole"; }
-  const Space& ObservationSpace() const override { return observation_space_; }
-  const Space& ActionSpace() const override { return action_space_; }
-  // The full double-precision state (tests compare it with the equations).
-  const std::array<double, 4>& state() const { return state_; }
-  void set_state(const std::array<double, 4>& state);
 
   static constexpr double kGravity = 9.8;
   static constexpr double kMassCart = 1.0;
@@ -34,17 +26,9 @@ class CartPole : public Env {
   static constexpr double kXThreshold = 2.4;
 
  protected:
-  FloatView DoReset(std::optional<uint64_t> seed) override;
+  void ResetState(Rng& rng, State& state) override;
+  void Observe(const State& state, std::array<float, 4>& obs) const override;
   StepResult DoStep(const Action& action) override;
-
- private:
-  FloatView Observe();
-
-  Space observation_space_;
-  Space action_space_;
-  Rng rng_;
-  std::array<double, 4> state_{};
-  std::array<float, 4> obs_{};
 };
 
 }  // namespace asyncrl

@@ -6,26 +6,19 @@
 namespace asyncrl {
 
 MountainCar::MountainCar()
-    : observation_space_(Space::Box(
-          {2},
-          {static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)},
-          {static_cast<float>(kMaxPosition), static_cast<float>(kMaxSpeed)})),
-      action_space_(Space::Discrete(3)) {}
+    : ClassicControl(Space::Box({2},
+                                {static_cast<float>(kMinPosition),
+                                 static_cast<float>(-kMaxSpeed)},
+                                {static_cast<float>(kMaxPosition),
+                                 static_cast<float>(kMaxSpeed)}),
+                     Space::Discrete(3)) {}
 
-void MountainCar::set_state(const std::array<double, 2>& state) {
-  state_ = state;
-  Observe();
+void MountainCar::ResetState(Rng& rng, State& state) {
+  state = {rng.Uniform(-0.6, -0.4), 0.0};
 }
 
-FloatView MountainCar::Observe() {
-  obs_ = {static_cast<float>(state_[0]), static_cast<float>(state_[1])};
-  return FloatView{obs_.data(), 2};
-}
-
-FloatView MountainCar::DoReset(std::optional<uint64_t> seed) {
-  if (seed) rng_.Seed(*seed);
-  state_ = {rng_.Uniform(-0.6, -0.4), 0.0};
-  return Observe();
+void MountainCar::Observe(const State& state, std::array<float, 2>& obs) const {
+  obs = {static_cast<float>(state[0]), static_cast<float>(state[1])};
 }
 
 StepResult MountainCar::DoStep(const Action& action) {
@@ -38,7 +31,7 @@ StepResult MountainCar::DoStep(const Action& action) {
   if (position == kMinPosition && velocity < 0) velocity = 0;
 
   StepResult result;
-  result.observation = Observe();
+  result.observation = Observation();
   result.terminated = position >= kGoalPosition && velocity >= 0;
   result.reward = -1.0;
   return result;

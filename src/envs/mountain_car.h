@@ -3,23 +3,16 @@
 #ifndef ASYNCRL_ENVS_MOUNTAIN_CAR_H_
 #define ASYNCRL_ENVS_MOUNTAIN_CAR_H_
 
-#include <array>
-
-#include "envs/env.h"
-#include "misc/rng.h"
+#include "envs/classic_control.h"
 
 namespace asyncrl {
 
 // Observation: position, velocity. Actions: 0 push left, 1 none, 2 push right.
 // Reward -1 per step. No time limit (the registry adds 200).
-class MountainCar : public Env {
+class MountainCar : public ClassicControl<2, 2> {
  public:
   MountainCar();
   std::string Name() const override { return "MountainCar"; }
-  const Space& ObservationSpace() const override { return observation_space_; }
-  const Space& ActionSpace() const override { return action_space_; }
-  const std::array<double, 2>& state() const { return state_; }
-  void set_state(const std::array<double, 2>& state);
 
   static constexpr double kMinPosition = -1.2;
   static constexpr double kMaxPosition = 0.6;
@@ -29,17 +22,9 @@ class MountainCar : public Env {
   static constexpr double kGravity = 0.0025;
 
  protected:
-  FloatView DoReset(std::optional<uint64_t> seed) override;
+  void ResetState(Rng& rng, State& state) override;
+  void Observe(const State& state, std::array<float, 2>& obs) const override;
   StepResult DoStep(const Action& action) override;
-
- private:
-  FloatView Observe();
-
-  Space observation_space_;
-  Space action_space_;
-  Rng rng_;
-  std::array<double, 2> state_{};
-  std::array<float, 2> obs_{};
 };
 
 }  // namespace asyncrl

@@ -6,11 +6,10 @@
 namespace asyncrl {
 
 Pendulum::Pendulum()
-    : observation_space_(Space::Box({3},
-                                    {-1, -1, static_cast<float>(-kMaxSpeed)},
-                                    {1, 1, static_cast<float>(kMaxSpeed)})),
-      action_space_(Space::Box({1}, static_cast<float>(-kMaxTorque),
-                               static_cast<float>(kMaxTorque))) {}
+    : ClassicControl(Space::Box({3}, {-1, -1, static_cast<float>(-kMaxSpeed)},
+                                {1, 1, static_cast<float>(kMaxSpeed)}),
+                     Space::Box({1}, static_cast<float>(-kMaxTorque),
+                                static_cast<float>(kMaxTorque))) {}
 
 double Pendulum::AngleNormalize(double x) {
   double m = std::fmod(x + kPi, 2 * kPi);
@@ -18,22 +17,13 @@ double Pendulum::AngleNormalize(double x) {
   return m - kPi;
 }
 
-void Pendulum::set_state(const std::array<double, 2>& state) {
-  state_ = state;
-  Observe();
+void Pendulum::ResetState(Rng& rng, State& state) {
+  state = {rng.Uniform(-kPi, kPi), rng.Uniform(-1.0, 1.0)};
 }
 
-FloatView Pendulum::Observe() {
-  obs_ = {static_cast<float>(std::cos(state_[0])),
-          static_cast<float>(std::sin(state_[0])),
-          static_cast<float>(state_[1])};
-  return FloatView{obs_.data(), 3};
-}
-
-FloatView Pendulum::DoReset(std::optional<uint64_t> seed) {
-  if (seed) rng_.Seed(*seed);
-  state_ = {rng_.Uniform(-kPi, kPi), rng_.Uniform(-1.0, 1.0)};
-  return Observe();
+void Pendulum::Observe(const State& state, std::array<float, 3>& obs) const {
+  obs = {static_cast<float>(std::cos(state[0])),
+         static_cast<float>(std::sin(state[0])), static_cast<float>(state[1])};
 }
 
 StepResult Pendulum::DoStep(const Action& action) {
@@ -50,7 +40,7 @@ StepResult Pendulum::DoStep(const Action& action) {
   theta_dot = new_theta_dot;
 
   StepResult result;
-  result.observation = Observe();
+  result.observation = Observation();
   result.reward = -cost;
   return result;
 }

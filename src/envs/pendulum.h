@@ -3,10 +3,7 @@
 #ifndef ASYNCRL_ENVS_PENDULUM_H_
 #define ASYNCRL_ENVS_PENDULUM_H_
 
-#include <array>
-
-#include "envs/env.h"
-#include "misc/rng.h"
+#include "envs/classic_control.h"
 
 namespace asyncrl {
 
@@ -14,14 +11,10 @@ namespace asyncrl {
 // [-2, 2] (values outside are rejected; agents clip). Reward is minus the
 // cost theta^2 + 0.1 theta_dot^2 + 0.001 u^2. Never terminates; the registry
 // adds a 200-step limit.
-class Pendulum : public Env {
+class Pendulum : public ClassicControl<2, 3> {
  public:
   Pendulum();
   std::string Name() const override { return "Pendulum"; }
-  const Space& ObservationSpace() const override { return observation_space_; }
-  const Space& ActionSpace() const override { return action_space_; }
-  const std::array<double, 2>& state() const { return state_; }
-  void set_state(const std::array<double, 2>& state);
 
   static constexpr double kMaxSpeed = 8.0;
   static constexpr double kMaxTorque = 2.0;
@@ -35,17 +28,9 @@ class Pendulum : public Env {
   static double AngleNormalize(double x);
 
  protected:
-  FloatView DoReset(std::optional<uint64_t> seed) override;
+  void ResetState(Rng& rng, State& state) override;
+  void Observe(const State& state, std::array<float, 3>& obs) const override;
   StepResult DoStep(const Action& action) override;
-
- private:
-  FloatView Observe();
-
-  Space observation_space_;
-  Space action_space_;
-  Rng rng_;
-  std::array<double, 2> state_{};
-  std::array<float, 3> obs_{};
 };
 
 }  // namespace asyncrl

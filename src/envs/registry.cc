@@ -8,6 +8,7 @@
 #include "envs/mountain_car.h"
 #include "envs/pendulum.h"
 #include "envs/wrappers.h"
+#include "misc/strings.h"
 
 namespace asyncrl {
 
@@ -47,10 +48,8 @@ std::unique_ptr<Env> EnvRegistry::Make(const std::string& name,
                                        const EnvOptions& options) const {
   auto it = entries_.find(name);
   if (it == entries_.end()) {
-    std::string known;
-    for (const auto& n : Names()) known += (known.empty() ? "" : ", ") + n;
     throw std::invalid_argument("unknown environment '" + name +
-                                "'; registered: " + known);
+                                "'; registered: " + JoinNames(Names()));
   }
   options.Validate();
   std::unique_ptr<Env> env = it->second.factory();
