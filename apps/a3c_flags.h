@@ -22,6 +22,7 @@ struct A3CFlags {
   double reward_scale_factor = 0.01;
   bool lr_decay = false;
   bool demo = false;
+  bool quiet = false;
   std::string log_level = "info";
   bool help = false;
   bool version = false;

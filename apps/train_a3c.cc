@@ -20,6 +20,7 @@
 #include "experiments/train_agent_async.h"
 #include "misc/build_info.h"
 #include "misc/checkpoint.h"
+#include "misc/logging.h"
 #include "misc/seeding.h"
 #include "misc/torch_setup.h"
 
@@ -155,6 +156,7 @@ int Main(int argc, char** argv) {
     std::cout << "train_a3c " << kVersion << " (" << kBuildRevision << ")\n";
     return 0;
   }
+  SetLogLevel(ParseLogLevel(f.log_level));
   ConfigureTorchForFork();
   auto probe = MakeEnv(f.env);
   const Space obs = probe->ObservationSpace();
@@ -178,7 +180,7 @@ int Main(int argc, char** argv) {
 
   TrainOptions options = f.train;
   options.outdir = run.string();
-  if (f.log_level == "warning" || f.log_level == "error") {
+  if (f.quiet || f.log_level == "warning" || f.log_level == "error") {
     options.progress_interval = std::chrono::milliseconds(0);
   }
   std::vector<StepHook> hooks;

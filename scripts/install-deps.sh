@@ -10,7 +10,7 @@ packages=(
   libboost-dev libboost-program-options-dev
   libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
-  libgoogle-perftools-dev
+  libgoogle-perftools-dev google-perftools   # --profile, google-pprof
 )
 
 missing=()

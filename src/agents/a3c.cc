@@ -7,6 +7,7 @@
 
 #include "misc/check.h"
 #include "misc/checkpoint.h"
+#include "misc/timers.h"
 
 namespace asyncrl {
 namespace {
@@ -92,6 +93,7 @@ void A3C::RefreshLocal() {
 void A3C::ChooseActions(FloatView obs, int64_t k, bool deterministic,
                         bool record) {
   ASYNCRL_CHECK_EQ(obs.size, k * obs_size_);
+  ScopedTimer timer("act");
   c10::InferenceMode guard;
   const auto x = torch::from_blob(const_cast<float*>(obs.data), {k, obs_size_});
   const ModelOutput out = model_->Forward(x);
@@ -324,17 +326,37 @@ torch::Tensor A3C::TotalLoss(const Losses& losses) const {
 }
 
 void A3C::Update() {
-  const Losses losses = ComputeLosses();
-  local_->ZeroGrads();
-  TotalLoss(losses).backward();
-  last_update_.pi_loss = losses.pi_loss.item<double>();
-  last_update_.v_loss = losses.v_loss.item<double>();
+  ScopedTimer timer("update");
+  torch::Tensor loss;
+  {
+    ScopedTimer forward("forward");
+    const Losses losses = ComputeLosses();
+    last_update_.pi_loss = losses.pi_loss.item<double>();
+    last_update_.v_loss = losses.v_loss.item<double>();
+    loss = TotalLoss(losses);
+  }
+  {
+    ScopedTimer backward("backward");
+    local_->ZeroGrads();
+    loss.backward();
+  }
   const int64_t n = local_->size();
   const float* grads = local_->grads_data();
-  last_update_.grad_norm = std::sqrt(SquaredNorm(grads, n));
-  const float scale = ClipScale(last_update_.grad_norm, options_.max_grad_norm);
-  RmspropStep(options_.optimizer, scale, grads, shared_params_, shared_ms_, n);
-  RefreshLocal();
+  float scale = 1.0f;
+  {
+    ScopedTimer clip("clip");
+    last_update_.grad_norm = std::sqrt(SquaredNorm(grads, n));
+    scale = ClipScale(last_update_.grad_norm, options_.max_grad_norm);
+  }
+  {
+    ScopedTimer optimizer("optimizer");
+    RmspropStep(options_.optimizer, scale, grads, shared_params_, shared_ms_,
+                n);
+  }
+  {
+    ScopedTimer refresh("refresh");
+    RefreshLocal();
+  }
   rollout_.Clear();
   ++num_updates_;
 }

@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "experiments/snapshot.h"
+#include "misc/timers.h"
 
 namespace asyncrl {
 namespace {
@@ -115,8 +116,9 @@ std::string ScoresHeader(const std::vector<std::string>& statistic_names) {
 
 AsyncEvaluator::AsyncEvaluator(const TrainOptions& options,
                                ControlBlock& control,
-                               std::chrono::steady_clock::time_point start)
-    : options_(options), control_(control), start_(start) {}
+                               std::chrono::steady_clock::time_point start,
+                               MetricsChannel* metrics)
+    : options_(options), control_(control), start_(start), metrics_(metrics) {}
 
 void AsyncEvaluator::WriteHeader(
     const std::string& outdir,
@@ -137,10 +139,18 @@ std::optional<EvalStats> AsyncEvaluator::MaybeEvaluate(int64_t t, Agent& agent,
       break;
     }
   }
+  ScopedTimer timer("evaluation");
   const EvalStats stats = Summarize(
       RunEvaluation(agent, env, options_.eval_n_steps, options_.eval_n_episodes,
                     options_.max_episode_len));
   Record(t, stats, agent);
+  if (metrics_ != nullptr) {
+    metrics_->Send("eval/mean", t, stats.mean);
+    metrics_->Send("eval/median", t, stats.median);
+    metrics_->Send("eval/stdev", t, stats.stdev);
+    metrics_->Send("eval/max", t, stats.max);
+    metrics_->Send("eval/min", t, stats.min);
+  }
   return stats;
 }
 
@@ -157,6 +167,8 @@ void AsyncEvaluator::Record(int64_t t, const EvalStats& stats,
       "\t" + Num(stats.stdev) + "\t" + Num(stats.max) + "\t" + Num(stats.min);
   for (const auto& s : agent.Statistics()) row += "\t" + Num(s.value);
   AppendLine(ScoresPath(options_.outdir), row + "\n");
+  control_.last_score.store(stats.mean);
+  control_.has_last_score.store(1);
   const auto dir = std::filesystem::path(options_.outdir);
   if (!control_.has_best_score || stats.mean > control_.best_score) {
     control_.best_score = stats.mean;

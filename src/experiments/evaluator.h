@@ -12,6 +12,7 @@
 
 #include "agents/agent.h"
 #include "envs/env.h"
+#include "experiments/metrics.h"
 #include "experiments/train_options.h"
 #include "misc/shared_region.h"
 
@@ -41,8 +42,11 @@ std::string ScoresHeader(const std::vector<std::string>& statistic_names);
 // control block. Workers call MaybeEvaluate at every episode end.
 class AsyncEvaluator {
  public:
+  // `metrics` (may be null) receives eval/mean, eval/median, eval/stdev,
+  // eval/max and eval/min for every evaluation.
   AsyncEvaluator(const TrainOptions& options, ControlBlock& control,
-                 std::chrono::steady_clock::time_point start);
+                 std::chrono::steady_clock::time_point start,
+                 MetricsChannel* metrics = nullptr);
 
   // Writes scores.txt's header unless the file exists (a resumed run
   // appends). Call once, in the parent, before fork.
@@ -60,6 +64,7 @@ class AsyncEvaluator {
   const TrainOptions& options_;
   ControlBlock& control_;
   std::chrono::steady_clock::time_point start_;
+  MetricsChannel* metrics_;
 };
 
 }  // namespace asyncrl

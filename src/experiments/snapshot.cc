@@ -5,11 +5,13 @@
 
 #include "misc/build_info.h"
 #include "misc/checkpoint.h"
+#include "misc/timers.h"
 
 namespace asyncrl {
 
 void SaveSnapshot(const Agent& agent, const ControlBlock& control,
                   const TrainOptions& options, const std::string& dir) {
+  ScopedTimer timer("checkpoint");
   proto::Checkpoint checkpoint;
   checkpoint.set_agent_type(agent.Type());
   checkpoint.set_global_step(control.global_step.load());

@@ -1,65 +1,158 @@
 #include "experiments/train_agent_async.h"
 
-#include <csignal>
+#include <gperftools/profiler.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "experiments/evaluator.h"
+#include "experiments/learning_curve.h"
+#include "experiments/metrics.h"
+#include "experiments/progress.h"
 #include "experiments/snapshot.h"
 #include "experiments/train_loop.h"
 #include "misc/shared_region.h"
+#include "misc/tensorboard.h"
+#include "misc/timers.h"
 #include "misc/torch_setup.h"
 
 namespace asyncrl {
 namespace {
 
+namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::string FormatRate(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.0f", v);
-  return buf;
+double WallTime() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
-class Progress {
+// Starts a CPU profile of this process for its lifetime when asked.
+class ProfileScope {
  public:
-  Progress(const TrainOptions& options, ControlBlock& control,
-           Clock::time_point start, std::ostream* log)
+  ProfileScope(bool enabled, const fs::path& dir, const std::string& who) {
+    if (!enabled) return;
+    const std::string path =
+        (dir / ("profile-" + who + "-" + std::to_string(getpid()) + ".prof"))
+            .string();
+    active_ = ProfilerStart(path.c_str()) != 0;
+    if (!active_) {
+      throw std::runtime_error("--profile: cannot start a profile at " + path);
+    }
+  }
+  ~ProfileScope() {
+    if (active_) ProfilerStop();
+  }
+  ProfileScope(const ProfileScope&) = delete;
+  ProfileScope& operator=(const ProfileScope&) = delete;
+
+ private:
+  bool active_ = false;
+};
+
+// Writes this process's timer tree to <dir>/timers-<idx>.json when the
+// worker ends, also when it ends by an exception.
+class TimerFileScope {
+ public:
+  TimerFileScope(const fs::path& dir, int idx)
+      : path_(dir / ("timers-" + std::to_string(idx) + ".json")) {
+    TimerTree::Process().Clear();
+  }
+  ~TimerFileScope() {
+    const fs::path tmp = path_.string() + ".tmp";
+    std::ofstream out(tmp, std::ios::trunc);
+    out << TimerTree::Process().ToJson().Dump(2) << "\n";
+    if (out.flush()) {
+      std::error_code ec;
+      fs::rename(tmp, path_, ec);
+    }
+  }
+  TimerFileScope(const TimerFileScope&) = delete;
+  TimerFileScope& operator=(const TimerFileScope&) = delete;
+
+ private:
+  fs::path path_;
+};
+
+// The summary of every worker's timers-<i>.json, or "" if none is readable.
+std::string TimerSummary(const fs::path& dir, int processes) {
+  std::vector<Json> trees;
+  for (int i = 0; i < processes; ++i) {
+    std::ifstream in(dir / ("timers-" + std::to_string(i) + ".json"));
+    if (!in) continue;
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      trees.push_back(Json::Parse(text.str()));
+    } catch (const std::runtime_error&) {
+      // A worker killed while writing leaves no (or a partial) file.
+    }
+  }
+  if (trees.empty()) return "";
+  return "time per timer, summed over " + std::to_string(trees.size()) +
+         " workers:\n" + FormatTimerSummary(MergeTimerTrees(trees));
+}
+
+// The parent's periodic work: metrics to TensorBoard, the learning curve,
+// the status line.
+class ParentMonitor {
+ public:
+  ParentMonitor(const TrainOptions& options, ControlBlock& control,
+                MetricsChannel& metrics, EventWriter& events,
+                Progress& progress)
       : options_(options),
         control_(control),
-        start_(start),
-        last_time_(start),
-        last_step_(control.global_step.load()),
-        log_(log) {}
+        metrics_(metrics),
+        events_(events),
+        progress_(progress),
+        last_rate_time_(Clock::now()),
+        last_rate_step_(control.global_step.load()) {}
 
-  void Print() {
-    if (log_ == nullptr) return;
+  void Tick(bool final_tick) {
+    metrics_.Drain([this](const MetricRecord& r) {
+      events_.WriteScalar(r.tag, r.step, r.value, r.wall_time);
+    });
     const auto now = Clock::now();
-    const int64_t step = control_.global_step.load();
-    const double dt = std::chrono::duration<double>(now - last_time_).count();
-    const double rate = dt > 0 ? (step - last_step_) / dt : 0.0;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    char pct[16];
-    std::snprintf(pct, sizeof(pct), "%.1f",
-                  100.0 * static_cast<double>(step) / options_.steps);
-    *log_ << "step " << step << "/" << options_.steps << " (" << pct << "%)  "
-          << FormatRate(rate) << " steps/s  episodes "
-          << control_.episodes.load() << "  elapsed " << FormatRate(elapsed)
-          << "s";
-    if (control_.has_best_score) *log_ << "  best eval " << control_.best_score;
-    *log_ << std::endl;
-    last_time_ = now;
-    last_step_ = step;
+    const double dt =
+        std::chrono::duration<double>(now - last_rate_time_).count();
+    if (dt >= 1.0 || final_tick) {
+      const int64_t step = control_.global_step.load();
+      if (dt > 0) {
+        events_.WriteScalar("train/steps_per_s", step,
+                            (step - last_rate_step_) / dt, WallTime());
+      }
+      last_rate_time_ = now;
+      last_rate_step_ = step;
+    }
+    events_.Flush();
+    std::error_code ec;
+    const auto size =
+        fs::file_size(fs::path(options_.outdir) / "scores.txt", ec);
+    if (!ec && size != scores_size_) {
+      scores_size_ = size;
+      WriteLearningCurve(options_.outdir, options_.env_name);
+    }
+    if (final_tick) {
+      progress_.Finish();
+    } else {
+      progress_.Update();
+    }
   }
 
  private:
   const TrainOptions& options_;
   ControlBlock& control_;
-  Clock::time_point start_;
-  Clock::time_point last_time_;
-  int64_t last_step_;
-  std::ostream* log_;
+  MetricsChannel& metrics_;
+  EventWriter& events_;
+  Progress& progress_;
+  Clock::time_point last_rate_time_;
+  int64_t last_rate_step_;
+  uintmax_t scores_size_ = 0;
 };
 
 }  // namespace
@@ -70,12 +163,13 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
                             const std::vector<StepHook>& hooks,
                             std::ostream* log) {
   options.Validate();
-  if (!std::filesystem::is_directory(options.outdir)) {
+  if (!fs::is_directory(options.outdir)) {
     throw std::invalid_argument("outdir=" + options.outdir +
                                 " is invalid; accepted: an existing directory");
   }
   ConfigureTorchForFork();
   const auto start = Clock::now();
+  const fs::path outdir(options.outdir);
 
   // The parent's agent lays out the shared state and saves _except.
   std::unique_ptr<Agent> parent_agent = make_agent(0);
@@ -94,30 +188,40 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
                                   std::to_string(options.steps));
     }
   }
+  control.start_step = control.global_step.load();
   std::vector<std::string> stat_names;
   for (const auto& s : parent_agent->Statistics()) stat_names.push_back(s.name);
   if (options.eval_interval > 0) {
     AsyncEvaluator::WriteHeader(options.outdir, stat_names);
   }
 
+  MetricsChannel metrics;
+  EventWriter events(options.outdir);
+  const bool terminal = log == &std::cout && isatty(fileno(stdout)) != 0;
+  Progress progress(options, control, start, log, terminal);
+  ParentMonitor monitor(options, control, metrics, events, progress);
+  std::unique_ptr<ProfileScope> parent_profile;
+
   ProcessGroupOptions group;
   group.num_workers = options.processes;
   group.stop_flag = &control.stop;
   group.grace = options.grace;
-  Progress progress(options, control, start, log);
-  if (options.progress_interval.count() > 0) {
-    group.tick_interval = options.progress_interval;
-    group.on_tick = [&progress] { progress.Print(); };
-  } else {
-    group.tick_interval = std::chrono::hours(24);
-  }
+  group.tick_interval = std::chrono::milliseconds(500);
+  group.on_started = [&] {
+    parent_profile =
+        std::make_unique<ProfileScope>(options.profile, outdir, "parent");
+  };
+  group.on_tick = [&monitor] { monitor.Tick(/*final_tick=*/false); };
 
   TrainResult result;
   result.report = RunProcessGroup(group, [&](int idx) {
+    ProfileScope profile(options.profile, outdir, std::to_string(idx));
+    TimerFileScope timers(outdir, idx);
     WorkerContext ctx;
     ctx.process_idx = idx;
     ctx.options = &options;
     ctx.control = &control;
+    ctx.metrics = &metrics;
     std::unique_ptr<Agent> agent = make_agent(idx);
     if (!agent) {
       throw std::invalid_argument("make_agent(" + std::to_string(idx) +
@@ -132,13 +236,18 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
     std::unique_ptr<AsyncEvaluator> evaluator;
     if (options.eval_interval > 0) {
       ctx.eval_env = make_env(idx, /*test=*/true);
-      evaluator = std::make_unique<AsyncEvaluator>(options, control, start);
+      evaluator =
+          std::make_unique<AsyncEvaluator>(options, control, start, &metrics);
       ctx.evaluator = evaluator.get();
     }
     ctx.hooks = &hooks;
     TrainLoop(ctx);
   });
-  if (options.progress_interval.count() > 0) progress.Print();
+  parent_profile.reset();
+  monitor.Tick(/*final_tick=*/true);
+  if (log != nullptr && options.progress_interval.count() > 0) {
+    *log << TimerSummary(outdir, options.processes) << std::flush;
+  }
 
   result.global_step = control.global_step.load();
   result.episodes = control.episodes.load();
@@ -152,9 +261,8 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
     result.exit_code = 128 + report.stop_signal;
     result.message = "stopped by " + SignalName(report.stop_signal);
   }
-  result.except_dir = (std::filesystem::path(options.outdir) /
-                       (std::to_string(result.global_step) + "_except"))
-                          .string();
+  result.except_dir =
+      (outdir / (std::to_string(result.global_step) + "_except")).string();
   try {
     SaveSnapshot(*parent_agent, control, options, result.except_dir);
   } catch (const std::exception& e) {

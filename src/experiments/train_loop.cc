@@ -6,7 +6,9 @@
 #include <stdexcept>
 
 #include "experiments/snapshot.h"
+#include "misc/logging.h"
 #include "misc/seeding.h"
+#include "misc/timers.h"
 
 namespace asyncrl {
 namespace {
@@ -30,11 +32,42 @@ class Worker {
         control_(*ctx.control),
         agent_(*ctx.agent) {}
 
-  void EndEpisode(int64_t t) {
+  void EndEpisode(int64_t t, double episode_return, int64_t episode_len) {
+    if (ctx_.metrics != nullptr) {
+      ctx_.metrics->Send("train/episode_return", t, episode_return);
+      ctx_.metrics->Send("train/episode_length", t,
+                         static_cast<double>(episode_len));
+    }
+    if (ctx_.process_idx == 0) ReportWorkerZero(t, episode_return);
     if (ctx_.evaluator != nullptr && ctx_.eval_env != nullptr) {
       ctx_.evaluator->MaybeEvaluate(t, agent_, *ctx_.eval_env);
     }
     control_.episodes.fetch_add(1);
+  }
+
+  // Worker 0 speaks for the agent: statistics and learning rate to the
+  // metrics, and a debug log line per episode as the reference does.
+  void ReportWorkerZero(int64_t t, double episode_return) {
+    const bool debug = LogEnabled(LogLevel::kDebug);
+    if (ctx_.metrics == nullptr && !debug) return;
+    const std::vector<Statistic> stats = agent_.Statistics();
+    if (ctx_.metrics != nullptr) {
+      for (const auto& s : stats) {
+        ctx_.metrics->Send(("agent/" + s.name).c_str(), t, s.value);
+      }
+      if (const auto* lr = dynamic_cast<const LearningRateControl*>(&agent_)) {
+        ctx_.metrics->Send("train/lr", t, lr->LearningRate());
+      }
+    }
+    if (debug) {
+      std::string line = "worker 0: global_step " + std::to_string(t) +
+                         " local_step " + std::to_string(local_steps_) +
+                         " return " + std::to_string(episode_return);
+      for (const auto& s : stats) {
+        line += " " + s.name + " " + std::to_string(s.value);
+      }
+      Log(LogLevel::kDebug, line);
+    }
   }
 
   void SaveFinish() {
@@ -45,7 +78,8 @@ class Worker {
   }
 
   void RunHooks(Env& env, int64_t t) {
-    if (ctx_.hooks == nullptr) return;
+    if (ctx_.hooks == nullptr || ctx_.hooks->empty()) return;
+    ScopedTimer timer("hooks");
     for (const auto& hook : *ctx_.hooks) hook(env, agent_, t);
   }
 
@@ -59,30 +93,49 @@ class Worker {
     FloatView obs = env.Reset(
         TrainEnvSeed(ctx_.process_idx, options_.seed, options_.processes));
     double reward = 0;
+    double episode_return = 0;
     int64_t len = 0;
     while (control_.stop.load(std::memory_order_relaxed) == 0) {
       int64_t granted = 0;
       const int64_t t = ClaimSteps(control_, options_.steps, 1, &granted);
       if (granted == 0) {  // Others took the last steps.
         if (len > 0) {
-          agent_.StopEpisodeAndTrain(obs, reward, false);
-          EndEpisode(options_.steps);
+          {
+            ScopedTimer timer("agent");
+            agent_.StopEpisodeAndTrain(obs, reward, false);
+          }
+          EndEpisode(options_.steps, episode_return, len);
         }
         return;
       }
-      const StepResult r = env.Step(agent_.ActAndTrain(obs, reward));
+      Action action;
+      {
+        ScopedTimer timer("agent");
+        action = agent_.ActAndTrain(obs, reward);
+      }
+      StepResult r;
+      {
+        ScopedTimer timer("env_step");
+        r = env.Step(action);
+      }
       ++len;
+      ++local_steps_;
       RunHooks(env, t);
       obs = r.observation;
       reward = r.reward;
+      episode_return += r.reward;
       const bool last = t >= options_.steps || control_.training_done.load();
       if (!(r.Done() || Cut(len) || last)) continue;
-      agent_.StopEpisodeAndTrain(obs, reward, r.terminated);
-      EndEpisode(t);
+      {
+        ScopedTimer timer("agent");
+        agent_.StopEpisodeAndTrain(obs, reward, r.terminated);
+      }
+      EndEpisode(t, episode_return, len);
       if (t == options_.steps) SaveFinish();
       if (last) return;
       obs = env.Reset();
       reward = 0;
+      episode_return = 0;
       len = 0;
     }
   }
@@ -105,6 +158,7 @@ class Worker {
     std::vector<uint8_t> ended(k);
     std::vector<uint8_t> segment_end(k);
     std::vector<int64_t> len(k, 0);
+    std::vector<double> returns(k, 0.0);
     auto put = [obs_size](std::vector<float>& dst, int64_t row, FloatView v) {
       std::memcpy(dst.data() + row * obs_size, v.data,
                   obs_size * sizeof(float));
@@ -118,12 +172,22 @@ class Worker {
     int64_t active = 0;
     int64_t first = ClaimSteps(control_, options_.steps, k, &active);
     while (active > 0 && control_.stop.load(std::memory_order_relaxed) == 0) {
-      const auto& actions = batch_agent->BatchActAndTrain(
-          {obs.data(), active * obs_size}, active);
+      const std::vector<Action>* actions = nullptr;
+      {
+        ScopedTimer timer("agent");
+        actions = &batch_agent->BatchActAndTrain(
+            {obs.data(), active * obs_size}, active);
+      }
       for (int64_t j = 0; j < active; ++j) {
         Env& env = *ctx_.envs[j];
-        const StepResult r = env.Step(actions[j]);
+        StepResult r;
+        {
+          ScopedTimer timer("env_step");
+          r = env.Step((*actions)[j]);
+        }
         ++len[j];
+        ++local_steps_;
+        returns[j] += r.reward;
         RunHooks(env, first + j);
         put(next, j, r.observation);
         rewards[j] = r.reward;
@@ -144,14 +208,18 @@ class Worker {
       terminal.resize(active);
       segment_end.resize(active);
       for (int64_t j = 0; j < active; ++j) segment_end[j] = ended[j] || flush;
-      batch_agent->BatchObserveAndTrain({next.data(), active * obs_size},
-                                        rewards, terminal, segment_end);
+      {
+        ScopedTimer timer("agent");
+        batch_agent->BatchObserveAndTrain({next.data(), active * obs_size},
+                                          rewards, terminal, segment_end);
+      }
       for (int64_t j = 0; j < active; ++j) {
         const bool cut_by_trainer = j >= next_active;
         if (ended[j] || cut_by_trainer) {
-          EndEpisode(first + j);
+          EndEpisode(first + j, returns[j], len[j]);
           if (first + j == options_.steps) SaveFinish();
           len[j] = 0;
+          returns[j] = 0;
           if (!cut_by_trainer) put(obs, j, ctx_.envs[j]->Reset());
         } else {
           put(obs, j, {next.data() + j * obs_size, obs_size});
@@ -167,6 +235,7 @@ class Worker {
   const TrainOptions& options_;
   ControlBlock& control_;
   Agent& agent_;
+  int64_t local_steps_ = 0;
 };
 
 }  // namespace

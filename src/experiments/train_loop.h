@@ -11,6 +11,7 @@
 #include "envs/env.h"
 #include "experiments/evaluator.h"
 #include "experiments/hooks.h"
+#include "experiments/metrics.h"
 #include "experiments/train_options.h"
 #include "misc/shared_region.h"
 
@@ -27,12 +28,17 @@ struct WorkerContext {
   std::unique_ptr<Env> eval_env;  // Null when evaluation is off.
   AsyncEvaluator* evaluator = nullptr;
   const std::vector<StepHook>* hooks = nullptr;
+  // Receives train/episode_return and train/episode_length from every
+  // worker, and worker 0's agent statistics (agent/<name>) and learning rate
+  // (train/lr). May be null.
+  MetricsChannel* metrics = nullptr;
 };
 
 // Runs until the global step counter reaches options.steps (it never passes
 // it: each step is claimed before it is taken), training is done, or the stop
 // flag is raised. The worker whose claim is exactly `steps` saves
-// <steps>_finish/. Throws whatever the agent, environments or hooks throw.
+// <steps>_finish/. Worker 0 logs every episode end at debug level. Throws
+// whatever the agent, environments or hooks throw.
 void TrainLoop(WorkerContext& ctx);
 
 }  // namespace asyncrl

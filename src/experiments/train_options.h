@@ -36,6 +36,9 @@ struct TrainOptions {
   std::chrono::milliseconds grace{3000};
   // The parent prints a status line this often (0 = never).
   std::chrono::milliseconds progress_interval{5000};
+  // Write a gperftools CPU profile per process to
+  // <outdir>/profile-<process_idx>-<pid>.prof (the parent's: profile-parent-).
+  bool profile = false;
   // Recorded in every checkpoint's metadata.
   std::map<std::string, std::string> config;
   std::string env_name;

@@ -166,6 +166,7 @@ GroupReport RunProcessGroup(const ProcessGroupOptions& options,
     ++num_alive;
   }
 
+  if (options.on_started) options.on_started();
   Clock::time_point next_tick = Clock::now() + options.tick_interval;
   while (num_alive > 0) {
     for (int i = 0; i < n; ++i) {

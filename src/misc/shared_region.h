@@ -23,6 +23,11 @@ struct ControlBlock {
   std::atomic<int32_t> training_done{0};     // successful_score hit.
   // Evaluation schedule: the last step at which an evaluation was due.
   std::atomic<int64_t> prev_eval_t{0};
+  // The latest evaluation mean, for the status line.
+  std::atomic<double> last_score{0.0};
+  std::atomic<int32_t> has_last_score{0};
+  // The global step this run started from (non-zero when resumed).
+  int64_t start_step = 0;
   // Guarded by `mutex`: best evaluation mean so far, and writes to shared
   // files (scores.txt rows, best/ checkpoint).
   boost::interprocess::interprocess_mutex mutex;
@@ -32,6 +37,8 @@ struct ControlBlock {
 
 static_assert(std::atomic<int64_t>::is_always_lock_free,
               "64-bit atomics must be lock-free to be shared across processes");
+static_assert(std::atomic<double>::is_always_lock_free,
+              "double atomics must be lock-free to be shared across processes");
 static_assert(std::atomic<int32_t>::is_always_lock_free,
               "32-bit atomics must be lock-free to be shared across processes");
 

@@ -1,0 +1,62 @@
+#include "experiments/metrics.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+namespace asyncrl {
+
+MetricsChannel::MetricsChannel() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+    throw std::runtime_error(std::string("metrics pipe: ") +
+                             std::strerror(errno));
+  }
+  read_fd_ = fds[0];
+  write_fd_ = fds[1];
+  // Room for ~16k records between two drains; the default 64 KiB is ~1k.
+  fcntl(write_fd_, F_SETPIPE_SZ, 1 << 20);
+}
+
+MetricsChannel::~MetricsChannel() {
+  close(read_fd_);
+  close(write_fd_);
+}
+
+bool MetricsChannel::Send(const char* tag, int64_t step, double value) {
+  MetricRecord r;
+  r.step = step;
+  r.value = value;
+  r.wall_time = std::chrono::duration<double>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  std::strncpy(r.tag, tag, sizeof(r.tag) - 1);
+  const ssize_t n = write(write_fd_, &r, sizeof(r));
+  if (n != static_cast<ssize_t>(sizeof(r))) {
+    ++dropped_;
+    return false;
+  }
+  return true;
+}
+
+void MetricsChannel::Drain(const std::function<void(const MetricRecord&)>& fn) {
+  MetricRecord records[64];
+  while (true) {
+    const ssize_t n = read(read_fd_, records, sizeof(records));
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      return;  // EAGAIN: empty.
+    }
+    // Writes of one record are atomic, so reads return whole records.
+    for (ssize_t i = 0; i < n / static_cast<ssize_t>(sizeof(MetricRecord));
+         ++i) {
+      fn(records[i]);
+    }
+  }
+}
+
+}  // namespace asyncrl

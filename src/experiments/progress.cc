@@ -1,0 +1,86 @@
+#include "experiments/progress.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace asyncrl {
+
+std::string FormatDuration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  const auto s = static_cast<int64_t>(seconds + 0.5);
+  char buf[32];
+  if (s >= 3600) {
+    std::snprintf(buf, sizeof(buf), "%lldh%02lldm",
+                  static_cast<long long>(s / 3600),
+                  static_cast<long long>(s % 3600 / 60));
+  } else if (s >= 60) {
+    std::snprintf(buf, sizeof(buf), "%lldm%02llds",
+                  static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%llds", static_cast<long long>(s));
+  }
+  return buf;
+}
+
+Progress::Progress(const TrainOptions& options, const ControlBlock& control,
+                   Clock::time_point start, std::ostream* out, bool terminal)
+    : options_(options),
+      control_(control),
+      start_(start),
+      last_print_(start),
+      out_(out),
+      terminal_(terminal) {}
+
+std::string Progress::Line(Clock::time_point now) const {
+  const int64_t step = control_.global_step.load();
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const double rate =
+      elapsed > 0 ? static_cast<double>(step - control_.start_step) / elapsed
+                  : 0.0;
+  const double left = rate > 0 ? (options_.steps - step) / rate : NAN;
+  char buf[320];
+  int n = std::snprintf(
+      buf, sizeof(buf),
+      "step %lld/%lld (%.1f%%)  %.0f steps/s (%.0f/worker)  episodes %lld",
+      static_cast<long long>(step), static_cast<long long>(options_.steps),
+      100.0 * static_cast<double>(step) / static_cast<double>(options_.steps),
+      rate, rate / options_.processes,
+      static_cast<long long>(control_.episodes.load()));
+  std::string line(buf, static_cast<size_t>(n));
+  if (control_.has_last_score.load() != 0) {
+    std::snprintf(buf, sizeof(buf), "  eval last %.4g best %.4g",
+                  control_.last_score.load(), control_.best_score);
+    line += buf;
+  }
+  line +=
+      "  elapsed " + FormatDuration(elapsed) + "  left " + FormatDuration(left);
+  return line;
+}
+
+void Progress::Update(bool force) {
+  if (out_ == nullptr || options_.progress_interval.count() <= 0) return;
+  const auto now = Clock::now();
+  if (!force && now - last_print_ < options_.progress_interval) return;
+  last_print_ = now;
+  printed_ = true;
+  if (!terminal_) {
+    *out_ << Line(now) << std::endl;
+    return;
+  }
+  constexpr int kBar = 24;
+  const double frac = static_cast<double>(control_.global_step.load()) /
+                      static_cast<double>(options_.steps);
+  const int filled = static_cast<int>(frac * kBar + 0.5);
+  std::string bar = "[" + std::string(filled, '#') +
+                    std::string(kBar - std::min(filled, kBar), '.') + "] ";
+  *out_ << "\r\033[K" << bar << Line(now) << std::flush;
+}
+
+void Progress::Finish() {
+  if (out_ == nullptr || options_.progress_interval.count() <= 0) return;
+  Update(/*force=*/true);
+  if (terminal_ && printed_) *out_ << std::endl;
+}
+
+}  // namespace asyncrl

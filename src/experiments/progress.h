@@ -1,0 +1,49 @@
+// The parent's status line: global steps and percent of the budget, steps
+// per second (overall and per worker), episodes, last and best evaluation
+// mean, elapsed time and estimated time left. On a terminal it redraws one
+// line with a progress bar; otherwise it prints plain lines.
+#ifndef ASYNCRL_EXPERIMENTS_PROGRESS_H_
+#define ASYNCRL_EXPERIMENTS_PROGRESS_H_
+
+#include <chrono>
+#include <ostream>
+#include <string>
+
+#include "experiments/train_options.h"
+#include "misc/shared_region.h"
+
+namespace asyncrl {
+
+class Progress {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `out` may be null (silent). `terminal`: redraw in place with a bar.
+  Progress(const TrainOptions& options, const ControlBlock& control,
+           Clock::time_point start, std::ostream* out, bool terminal);
+
+  // Prints a status line if options.progress_interval has passed since the
+  // last one (or `force`).
+  void Update(bool force = false);
+  // Ends the line on a terminal.
+  void Finish();
+
+  // The status line itself, for the given moment (no bar).
+  std::string Line(Clock::time_point now) const;
+
+ private:
+  const TrainOptions& options_;
+  const ControlBlock& control_;
+  Clock::time_point start_;
+  Clock::time_point last_print_;
+  std::ostream* out_;
+  bool terminal_;
+  bool printed_ = false;
+};
+
+// "1h02m", "3m05s", "42s".
+std::string FormatDuration(double seconds);
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_EXPERIMENTS_PROGRESS_H_
