@@ -1,7 +1,8 @@
 // A3C throughput on the reference discrete network (policy and value MLPs
 // 200-200) and CartPole-v1 with t_max 5:
-//  - BM_AgentEnvLoop/K: a bare loop of one agent and K environments in one
-//    process (no trainer), environment steps per second;
+//  - BM_AgentEnvLoop/K/T: a bare loop of one agent and K environments in
+//    one process (no trainer), environment steps per second, with the
+//    hierarchical timers on (T=1) or off (T=0) to measure their cost;
 //  - BM_Trainer/P: the whole trainer (train_agent_async) with P worker
 //    processes, global steps per second, evaluation off.
 #include <benchmark/benchmark.h>
@@ -13,6 +14,7 @@
 #include "agents/a3c.h"
 #include "envs/registry.h"
 #include "experiments/train_agent_async.h"
+#include "misc/timers.h"
 #include "misc/torch_setup.h"
 
 namespace asyncrl {
@@ -34,6 +36,7 @@ std::unique_ptr<A3C> MakeAgent(int idx) {
 void BM_AgentEnvLoop(benchmark::State& state) {
   ConfigureTorchForFork();
   const int64_t k = state.range(0);
+  TimerTree::Process().set_enabled(state.range(1) != 0);
   auto agent = MakeAgent(0);
   std::vector<std::unique_ptr<Env>> envs;
   const int64_t obs_size = 4;
@@ -49,6 +52,7 @@ void BM_AgentEnvLoop(benchmark::State& state) {
     const auto& actions =
         agent->BatchActAndTrain({obs.data(), k * obs_size}, k);
     for (int64_t j = 0; j < k; ++j) {
+      ScopedTimer timer("env_step");
       const StepResult r = envs[j]->Step(actions[j]);
       std::copy(r.observation.data, r.observation.data + obs_size,
                 next.begin() + j * obs_size);
@@ -66,8 +70,13 @@ void BM_AgentEnvLoop(benchmark::State& state) {
   }
   state.counters["steps_per_s"] = benchmark::Counter(
       static_cast<double>(state.iterations() * k), benchmark::Counter::kIsRate);
+  TimerTree::Process().set_enabled(true);
+  TimerTree::Process().Clear();
 }
-BENCHMARK(BM_AgentEnvLoop)->Arg(1)->Arg(4)->Arg(16)->Arg(64)->UseRealTime();
+BENCHMARK(BM_AgentEnvLoop)
+    ->ArgNames({"envs", "timers"})
+    ->ArgsProduct({{1, 4, 16, 64}, {1, 0}})
+    ->UseRealTime();
 
 void BM_Trainer(benchmark::State& state) {
   ConfigureTorchForFork();

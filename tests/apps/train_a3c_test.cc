@@ -9,7 +9,11 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <set>
+
 #include "../experiments/test_helpers.h"
+#include "misc/json.h"
+#include "misc/tensorboard.h"
 
 namespace asyncrl {
 namespace {
@@ -171,6 +175,64 @@ TEST(TrainA3CTest, ConfigFileSetsOptionsAndTheCommandLineWins) {
   const auto json = ReadLines(run / "args.json");
   EXPECT_NE(std::find(json.begin(), json.end(), "  \"t-max\": \"3\","),
             json.end());
+}
+
+TEST(TrainA3CTest, RunWritesProfilesTimersEventsAndCurve) {
+  TempDir dir("observe");
+  const ProcessRun r = TrainA3C(
+      "--outdir " + dir.str() +
+      " --processes 2 --steps 20000 --eval-interval 5000 --eval-n-runs 2"
+      " --profile --log-level debug");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const fs::path run = r.Lines()[0].substr(std::string("results in ").size());
+  // Worker 0's episode log at debug level, and the timer summary.
+  EXPECT_NE(r.output.find("[debug] worker 0: global_step "), std::string::npos);
+  EXPECT_NE(r.output.find("time per timer, summed over 2 workers:"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("      optimizer"), std::string::npos) << r.output;
+  int profiles = 0;
+  std::string events_path;
+  for (const auto& e : fs::directory_iterator(run)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("profile-", 0) == 0) {
+      ++profiles;
+      EXPECT_GT(fs::file_size(e.path()), 0u) << name;
+    }
+    if (name.rfind("events.out.tfevents.", 0) == 0) events_path = e.path();
+  }
+  EXPECT_EQ(profiles, 3) << "two workers and the parent";
+  for (int i = 0; i < 2; ++i) {
+    const auto timers = ReadLines(run / ("timers-" + std::to_string(i) + ".json"));
+    ASSERT_FALSE(timers.empty());
+    const Json tree = Json::Parse([&] {
+      std::string all;
+      for (const auto& l : timers) all += l + "\n";
+      return all;
+    }());
+    EXPECT_GT(tree.at("children").at("agent").at("children").at("update")
+                  .at("count").number(), 0);
+  }
+  ASSERT_FALSE(events_path.empty());
+  std::set<std::string> tags;
+  for (const auto& event : ReadEventFile(events_path)) {
+    for (const auto& v : event.summary().value()) tags.insert(v.tag());
+  }
+  for (const char* tag :
+       {"eval/mean", "eval/median", "eval/stdev", "eval/max", "eval/min",
+        "train/episode_return", "train/episode_length", "train/lr",
+        "train/steps_per_s", "agent/average_value", "agent/average_entropy"}) {
+    EXPECT_EQ(tags.count(tag), 1u) << tag;
+  }
+  EXPECT_TRUE(fs::exists(run / "scores.svg"));
+  // google-pprof reads the worker profiles.
+  if (std::system("command -v google-pprof > /dev/null") == 0) {
+    const ProcessRun pprof =
+        Exec("google-pprof", std::string("--text ") + TRAIN_A3C_BIN + " " +
+                                 (run / ("profile-0-*.prof")).string() +
+                                 " 2>/dev/null | head -5");
+    EXPECT_NE(pprof.output.find("Total:"), std::string::npos) << pprof.output;
+  }
 }
 
 TEST(CustomAgentExampleTest, TrainsCartPoleToTheSuccessfulScore) {

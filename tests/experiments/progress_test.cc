@@ -1,0 +1,123 @@
+// The status line, the learning-curve SVG and the metrics pipe.
+#include "experiments/progress.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "experiments/learning_curve.h"
+#include "experiments/metrics.h"
+#include "test_helpers.h"
+
+namespace asyncrl {
+namespace {
+
+TEST(ProgressTest, PlainLineHasEveryField) {
+  SharedRegion region(0, 0);
+  ControlBlock& control = region.control();
+  TrainOptions options;
+  options.steps = 1000;
+  options.processes = 2;
+  const auto start = Progress::Clock::now();
+  control.global_step = 250;
+  control.episodes = 12;
+  std::ostringstream out;
+  Progress progress(options, control, start, &out, /*terminal=*/false);
+  const std::string line = progress.Line(start + std::chrono::seconds(10));
+  EXPECT_EQ(line,
+            "step 250/1000 (25.0%)  25 steps/s (12/worker)  episodes 12  "
+            "elapsed 10s  left 30s");
+  control.last_score = 150.5;
+  control.has_last_score = 1;
+  control.best_score = 180;
+  EXPECT_NE(progress.Line(start + std::chrono::seconds(10))
+                .find("eval last 150.5 best 180"),
+            std::string::npos);
+  progress.Update(/*force=*/true);
+  EXPECT_EQ(out.str().back(), '\n');  // Plain lines, no carriage return.
+  EXPECT_EQ(out.str().find('\r'), std::string::npos);
+}
+
+TEST(ProgressTest, TerminalRedrawsOneLineWithABar) {
+  SharedRegion region(0, 0);
+  TrainOptions options;
+  options.steps = 100;
+  region.control().global_step = 50;
+  std::ostringstream out;
+  Progress progress(options, region.control(), Progress::Clock::now(), &out,
+                    /*terminal=*/true);
+  progress.Update(true);
+  progress.Update(true);
+  const std::string s = out.str();
+  EXPECT_EQ(s.rfind("\r\033[K[############............] step 50/100", 0), 0u)
+      << s;
+  EXPECT_EQ(s.find('\n'), std::string::npos);
+  progress.Finish();
+  EXPECT_EQ(out.str().back(), '\n');
+}
+
+TEST(ProgressTest, DurationsAreReadable) {
+  EXPECT_EQ(FormatDuration(42), "42s");
+  EXPECT_EQ(FormatDuration(185), "3m05s");
+  EXPECT_EQ(FormatDuration(3720), "1h02m");
+  EXPECT_EQ(FormatDuration(NAN), "?");
+}
+
+TEST(LearningCurveTest, SvgDrawsMeanAndBandFromScores) {
+  testing::TempDir dir("svg");
+  {
+    std::ofstream out(dir.path() / "scores.txt");
+    out << "steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin\n"
+        << "2000\t9\t1.0\t20\t20\t1\t30\t10\n"
+        << "1000\t5\t0.5\t10\t10\t1\t15\t5\n"
+        << "garbage\n";
+  }
+  EXPECT_EQ(WriteLearningCurve(dir.str(), "CartPole-v1"), 2u);
+  std::ifstream in(dir.path() / "scores.svg");
+  const std::string svg((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_NE(svg.find("<polyline"), std::string::npos);
+  EXPECT_NE(svg.find("<polygon"), std::string::npos);
+  EXPECT_NE(svg.find("CartPole-v1"), std::string::npos);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  const auto rows = ReadScores((dir.path() / "scores.txt").string());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].steps, 1000);  // Sorted by steps.
+  EXPECT_EQ(rows[1].max, 30);
+}
+
+TEST(LearningCurveTest, NoScoresGivesAPlaceholder) {
+  EXPECT_NE(LearningCurveSvg({}, "t").find("no evaluation yet"),
+            std::string::npos);
+}
+
+TEST(MetricsChannelTest, RecordsFromChildrenReachTheParentWhole) {
+  MetricsChannel channel;
+  constexpr int kChildren = 3;
+  constexpr int kRecords = 500;
+  for (int c = 0; c < kChildren; ++c) {
+    if (fork() == 0) {
+      for (int i = 0; i < kRecords; ++i) channel.Send("train/x", c, i);
+      _exit(channel.dropped() == 0 ? 0 : 1);
+    }
+  }
+  for (int c = 0; c < kChildren; ++c) {
+    int status = 0;
+    wait(&status);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  int count = 0;
+  double sum = 0;
+  channel.Drain([&](const MetricRecord& r) {
+    EXPECT_STREQ(r.tag, "train/x");
+    ++count;
+    sum += r.value;
+  });
+  EXPECT_EQ(count, kChildren * kRecords);
+  EXPECT_DOUBLE_EQ(sum, kChildren * (kRecords - 1) * kRecords / 2.0);
+}
+
+}  // namespace
+}  // namespace asyncrl
