@@ -99,9 +99,8 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
       "demo", po::bool_switch(&f.demo), "evaluate the --load agent and exit")(
       "profile", po::bool_switch(&t.profile),
       "write a CPU profile per process to profile-<process_idx>-<pid>.prof "
-      "(read with google-pprof --text)")(
-      "quiet", po::bool_switch(&f.quiet),
-      "no status line and no timer summary")(
+      "(read with google-pprof --text)")("quiet", po::bool_switch(&f.quiet),
+                                         "no status line and no timer summary")(
       "log-level", po::value(&f.log_level)->default_value(f.log_level),
       "debug, info, warning or error");
 

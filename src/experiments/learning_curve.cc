@@ -11,7 +11,7 @@ namespace asyncrl {
 namespace {
 
 constexpr double kWidth = 720, kHeight = 420;
-constexpr double kLeft = 70, kRight = 20, kTop = 40, kBottom = 50;
+constexpr double kLeft = 70, kRight = 45, kTop = 40, kBottom = 50;
 
 std::string Fmt(double v) {
   char buf[32];

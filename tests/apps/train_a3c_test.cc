@@ -8,7 +8,6 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
-
 #include <set>
 
 #include "../experiments/test_helpers.h"
@@ -203,15 +202,21 @@ TEST(TrainA3CTest, RunWritesProfilesTimersEventsAndCurve) {
   }
   EXPECT_EQ(profiles, 3) << "two workers and the parent";
   for (int i = 0; i < 2; ++i) {
-    const auto timers = ReadLines(run / ("timers-" + std::to_string(i) + ".json"));
+    const auto timers =
+        ReadLines(run / ("timers-" + std::to_string(i) + ".json"));
     ASSERT_FALSE(timers.empty());
     const Json tree = Json::Parse([&] {
       std::string all;
       for (const auto& l : timers) all += l + "\n";
       return all;
     }());
-    EXPECT_GT(tree.at("children").at("agent").at("children").at("update")
-                  .at("count").number(), 0);
+    EXPECT_GT(tree.at("children")
+                  .at("agent")
+                  .at("children")
+                  .at("update")
+                  .at("count")
+                  .number(),
+              0);
   }
   ASSERT_FALSE(events_path.empty());
   std::set<std::string> tags;

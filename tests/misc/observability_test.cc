@@ -25,7 +25,8 @@ TEST(Crc32cTest, MatchesKnownVectors) {
 class EventFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("asyncrl_tb_" + std::to_string(getpid()));
+    dir_ =
+        fs::temp_directory_path() / ("asyncrl_tb_" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -116,10 +117,11 @@ TEST(TimerTreeTest, NestedScopesBuildTheTree) {
   EXPECT_EQ(update.at("count").number(), 3);
   EXPECT_EQ(update.at("children").at("forward").at("count").number(), 3);
   EXPECT_EQ(j.at("children").at("env_step").at("count").number(), 1);
-  const double children = update.at("children").at("forward").at("total").number() +
-                          update.at("children").at("backward").at("total").number();
-  EXPECT_NEAR(update.at("self").number(), update.at("total").number() - children,
-              1e-12);
+  const double children =
+      update.at("children").at("forward").at("total").number() +
+      update.at("children").at("backward").at("total").number();
+  EXPECT_NEAR(update.at("self").number(),
+              update.at("total").number() - children, 1e-12);
   EXPECT_GE(update.at("self").number(), 0.0);
   EXPECT_NEAR(j.at("total").number(),
               update.at("total").number() +
@@ -139,14 +141,19 @@ TEST(TimerTreeTest, DisabledTimersRecordNothing) {
 
 TEST(TimerTreeTest, MergeSumsNodeByNodeAndSummaryShowsShares) {
   auto tree = [](double a, double b) {
-    Json::Object leaf_a{{"total", a}, {"count", 1.0}, {"self", a},
+    Json::Object leaf_a{{"total", a},
+                        {"count", 1.0},
+                        {"self", a},
                         {"children", Json::Object{}}};
-    Json::Object leaf_b{{"total", b}, {"count", 2.0}, {"self", b},
+    Json::Object leaf_b{{"total", b},
+                        {"count", 2.0},
+                        {"self", b},
                         {"children", Json::Object{}}};
-    return Json(Json::Object{{"total", a + b},
-                             {"count", 1.0},
-                             {"self", 0.0},
-                             {"children", Json::Object{{"a", leaf_a}, {"b", leaf_b}}}});
+    return Json(
+        Json::Object{{"total", a + b},
+                     {"count", 1.0},
+                     {"self", 0.0},
+                     {"children", Json::Object{{"a", leaf_a}, {"b", leaf_b}}}});
   };
   const Json merged = MergeTimerTrees({tree(1, 3), tree(2, 2)});
   EXPECT_DOUBLE_EQ(merged.at("total").number(), 8);
