@@ -6,11 +6,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "agents/models.h"
 #include "envs/registry.h"
 #include "misc/checkpoint.h"
+#include "misc/json.h"
 #include "misc/seeding.h"
 #include "misc/strings.h"
 
@@ -32,6 +35,70 @@ void Require(bool ok, const std::string& flag, const std::string& value,
     throw FlagError("--" + flag + "=" + value +
                     " is invalid; accepted: " + accepted);
   }
+}
+
+// Options that describe this invocation, not the run: never taken from, or
+// compared with, a resumed run's args.json.
+const std::set<std::string> kPerInvocation = {
+    "resume",  "load",   "demo",      "config", "help",
+    "version", "outdir", "log-level", "quiet",  "profile"};
+
+// Options whose change breaks a run: the network and its inputs.
+const std::set<std::string> kBreaking = {"env", "arch"};
+
+std::map<std::string, std::string> ReadArgsJson(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw FlagError("--resume: " + path +
+                    " is missing; accepted: a checkpoint "
+                    "inside a run folder made by train_a3c");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  std::map<std::string, std::string> args;
+  try {
+    const Json json = Json::Parse(text.str());
+    for (const auto& [key, value] : json.object()) {
+      args[key] = value.string();
+    }
+  } catch (const std::runtime_error& e) {
+    throw FlagError("--resume: " + path + " is unreadable: " + e.what());
+  }
+  return args;
+}
+
+// Fills every option the command line did not give from the resumed run's
+// args.json (boost replaces defaulted values, never given ones).
+void StoreResumedOptions(po::variables_map& vm,
+                         const po::options_description& desc, A3CFlags* f) {
+  const std::filesystem::path ckpt(vm["resume"].as<std::string>());
+  if (!std::filesystem::is_regular_file(ckpt / kCheckpointFileName)) {
+    throw FlagError("--resume=" + ckpt.string() +
+                    " is invalid; accepted: a checkpoint directory holding " +
+                    kCheckpointFileName);
+  }
+  if (vm.count("load")) {
+    throw FlagError("--load=" + vm["load"].as<std::string>() +
+                    " is invalid; accepted: not together with --resume");
+  }
+  const std::filesystem::path run =
+      std::filesystem::absolute(ckpt).lexically_normal().parent_path();
+  const auto saved = ReadArgsJson((run / "args.json").string());
+  const bool eval_given = vm.count("eval-n-runs") || vm.count("eval-n-steps");
+  std::string text;
+  for (const auto& [key, value] : saved) {
+    if (kPerInvocation.count(key)) continue;
+    if (eval_given && (key == "eval-n-runs" || key == "eval-n-steps")) continue;
+    if (vm.count(key) && !vm[key].defaulted()) {
+      f->resume_changes.push_back(key);  // Compared once values are known.
+      continue;
+    }
+    text += key + " = " + value + "\n";
+  }
+  std::istringstream in(text);
+  po::store(po::parse_config_file(in, desc), vm);
+  f->resume_run = run.string();
+  f->resume_saved = saved;
 }
 
 }  // namespace
@@ -97,6 +164,14 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
       "environments each worker steps as a batch")(
       "load", po::value(&t.load), "resume from this checkpoint directory")(
       "demo", po::bool_switch(&f.demo), "evaluate the --load agent and exit")(
+      "resume", po::value(&f.resume),
+      "continue the run of this checkpoint (<run>/<checkpoint>) in its "
+      "folder, with its options unless given again")(
+      "checkpoint-interval",
+      po::value(&t.checkpoint_interval)->default_value(0),
+      "save <steps>_checkpoint/ every this many global steps (0: never)")(
+      "keep-checkpoints", po::value(&t.keep_checkpoints)->default_value(5),
+      "how many periodic checkpoints to keep")(
       "profile", po::bool_switch(&t.profile),
       "write a CPU profile per process to profile-<process_idx>-<pid>.prof "
       "(read with google-pprof --text)")("quiet", po::bool_switch(&f.quiet),
@@ -114,6 +189,7 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
               "a readable file of 'key = value' lines");
       po::store(po::parse_config_file(in, desc), vm);
     }
+    if (vm.count("resume")) StoreResumedOptions(vm, desc, &f);
     po::notify(vm);
   } catch (const po::error& e) {
     throw FlagError(e.what());
@@ -226,6 +302,22 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
     f.resolved[key] = text;
   }
   if (!runs_given && !steps_given) f.resolved["eval-n-runs"] = "10";
+  if (!f.resume.empty()) {
+    std::vector<std::string> changes;
+    for (const auto& key : f.resume_changes) {
+      const std::string& before = f.resume_saved.at(key);
+      const std::string& now = f.resolved[key];
+      if (before == now) continue;
+      if (kBreaking.count(key)) {
+        throw FlagError("--" + key + "=" + now + " is invalid; accepted: " +
+                        before + ", the resumed run's value (start a new run " +
+                        "with --load to change it)");
+      }
+      changes.push_back(key + ": " + before + " -> " + now);
+    }
+    f.resume_changes = changes;
+    t.load = f.resume;
+  }
   t.config = f.resolved;
   return f;
 }

@@ -23,6 +23,13 @@ struct A3CFlags {
   bool lr_decay = false;
   bool demo = false;
   bool quiet = false;
+  // --resume: the checkpoint directory and the run folder it belongs to.
+  std::string resume;
+  std::string resume_run;
+  // Options the command line changed relative to the resumed run's
+  // args.json: "lr: 0.0007 -> 0.0005".
+  std::vector<std::string> resume_changes;
+  std::map<std::string, std::string> resume_saved;  // The run's args.json.
   std::string log_level = "info";
   bool help = false;
   bool version = false;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "a3c_flags.h"
 #include "agents/a3c.h"
@@ -163,8 +164,40 @@ int Main(int argc, char** argv) {
   const Space act = probe->ActionSpace();
   if (f.demo) return Demo(f, obs, act);
 
-  const fs::path run = MakeRunDir(f.outdir);
-  std::cout << "results in " << run.string() << std::endl;
+  fs::path run;
+  std::string command;
+  for (int a = 0; a < argc; ++a) {
+    command += (a ? " " : "") + ShellQuote(argv[a]);
+  }
+  if (!f.resume.empty()) {
+    // Check the checkpoint before anything is written.
+    proto::Checkpoint checkpoint;
+    try {
+      checkpoint = LoadCheckpointDir(f.resume);
+    } catch (const std::runtime_error& e) {
+      throw FlagError("--resume=" + f.resume + " is invalid: " + e.what());
+    }
+    if (checkpoint.global_step() >= f.train.steps) {
+      throw FlagError("--steps=" + std::to_string(f.train.steps) +
+                      " is invalid; accepted: more than the checkpoint's "
+                      "step " +
+                      std::to_string(checkpoint.global_step()));
+    }
+    run = f.resume_run;
+    std::cout << "results in " << run.string() << " (resuming from " << f.resume
+              << " at step " << checkpoint.global_step() << ")" << std::endl;
+    for (const auto& change : f.resume_changes) {
+      std::cout << "resume: changed " << change << std::endl;
+    }
+    std::ifstream old_command(run / "command.txt");
+    std::stringstream previous;
+    previous << old_command.rdbuf();
+    WriteFileAtomically(run / "command.txt", previous.str() + command + "\n");
+  } else {
+    run = MakeRunDir(f.outdir);
+    std::cout << "results in " << run.string() << std::endl;
+    WriteFileAtomically(run / "command.txt", command + "\n");
+  }
   std::string json = "{\n";
   size_t i = 0;
   for (const auto& [key, value] : f.resolved) {
@@ -172,11 +205,6 @@ int Main(int argc, char** argv) {
             (++i < f.resolved.size() ? ",\n" : "\n");
   }
   WriteFileAtomically(run / "args.json", json + "}\n");
-  std::string command;
-  for (int a = 0; a < argc; ++a) {
-    command += (a ? " " : "") + ShellQuote(argv[a]);
-  }
-  WriteFileAtomically(run / "command.txt", command + "\n");
 
   TrainOptions options = f.train;
   options.outdir = run.string();
@@ -209,6 +237,9 @@ int Main(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return asyncrl::Main(argc, argv);
+  } catch (const asyncrl::FlagError& e) {
+    std::cerr << "train_a3c: " << e.what() << std::endl;
+    return 2;
   } catch (const std::invalid_argument& e) {
     std::cerr << "train_a3c: " << e.what() << std::endl;
     return 2;

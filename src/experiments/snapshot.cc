@@ -1,6 +1,8 @@
 #include "experiments/snapshot.h"
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <stdexcept>
 
 #include "misc/build_info.h"
@@ -31,6 +33,27 @@ void SaveSnapshot(const Agent& agent, const ControlBlock& control,
           .count());
   meta->set_build_revision(kBuildRevision);
   SaveCheckpointDir(checkpoint, dir);
+}
+
+void PruneCheckpoints(const std::string& outdir, int keep) {
+  static const std::string kSuffix = "_checkpoint";
+  std::vector<std::pair<int64_t, std::filesystem::path>> found;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(outdir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() <= kSuffix.size() ||
+        name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) !=
+            0) {
+      continue;
+    }
+    const std::string digits = name.substr(0, name.size() - kSuffix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    found.emplace_back(std::stoll(digits), e.path());
+  }
+  std::sort(found.begin(), found.end());
+  for (size_t i = 0; i + static_cast<size_t>(keep) < found.size(); ++i) {
+    std::filesystem::remove_all(found[i].second, ec);
+  }
 }
 
 void LoadSnapshot(const std::string& dir, Agent& agent, ControlBlock& control) {

@@ -18,6 +18,10 @@ namespace asyncrl {
 void SaveSnapshot(const Agent& agent, const ControlBlock& control,
                   const TrainOptions& options, const std::string& dir);
 
+// Removes all but the newest `keep` <t>_checkpoint/ directories of
+// `outdir` (by t). Callers serialise through control.mutex.
+void PruneCheckpoints(const std::string& outdir, int keep);
+
 // Loads checkpoint directory `dir` into `agent` and `control`. Throws
 // std::runtime_error naming the directory and the first problem.
 void LoadSnapshot(const std::string& dir, Agent& agent, ControlBlock& control);

@@ -1,6 +1,7 @@
 #include "experiments/train_loop.h"
 
 #include <algorithm>
+#include <boost/interprocess/sync/scoped_lock.hpp>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -77,6 +78,21 @@ class Worker {
                      .string());
   }
 
+  // Saves <t>_checkpoint/ when t is a multiple of the interval.
+  void MaybeCheckpoint(int64_t t) {
+    if (options_.checkpoint_interval <= 0 ||
+        t % options_.checkpoint_interval != 0) {
+      return;
+    }
+    boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
+        lock(control_.mutex);
+    SaveSnapshot(agent_, control_, options_,
+                 (std::filesystem::path(options_.outdir) /
+                  (std::to_string(t) + "_checkpoint"))
+                     .string());
+    PruneCheckpoints(options_.outdir, options_.keep_checkpoints);
+  }
+
   void RunHooks(Env& env, int64_t t) {
     if (ctx_.hooks == nullptr || ctx_.hooks->empty()) return;
     ScopedTimer timer("hooks");
@@ -121,6 +137,7 @@ class Worker {
       ++len;
       ++local_steps_;
       RunHooks(env, t);
+      MaybeCheckpoint(t);
       obs = r.observation;
       reward = r.reward;
       episode_return += r.reward;
@@ -189,6 +206,7 @@ class Worker {
         ++local_steps_;
         returns[j] += r.reward;
         RunHooks(env, first + j);
+        MaybeCheckpoint(first + j);
         put(next, j, r.observation);
         rewards[j] = r.reward;
         terminal[j] = r.terminated;

@@ -46,6 +46,11 @@ void TrainOptions::Validate() const {
             std::to_string(*successful_score),
             "only with evaluation on (eval_interval > 0)");
   }
+  Require(checkpoint_interval >= 0, "checkpoint_interval",
+          std::to_string(checkpoint_interval),
+          "0 (no periodic checkpoints) or a positive integer");
+  Require(keep_checkpoints >= 1, "keep_checkpoints",
+          std::to_string(keep_checkpoints), "an integer >= 1");
   Require(!outdir.empty(), "outdir", "\"\"", "a directory path");
 }
 

@@ -32,6 +32,10 @@ struct TrainOptions {
   // Resume from this checkpoint directory ("" = start fresh): parameters,
   // optimizer state, step and episode counters, best score, schedule.
   std::string load;
+  // Save <t>_checkpoint/ every checkpoint_interval global steps (0 = never),
+  // keeping the newest keep_checkpoints of them.
+  int64_t checkpoint_interval = 0;
+  int keep_checkpoints = 5;
   // Workers get this long to stop by themselves before SIGKILL.
   std::chrono::milliseconds grace{3000};
   // The parent prints a status line this often (0 = never).
