@@ -15,6 +15,7 @@
 #include "a3c_flags.h"
 #include "agents/a3c.h"
 #include "agents/models.h"
+#include "envs/fault_injection.h"
 #include "envs/registry.h"
 #include "experiments/evaluator.h"
 #include "experiments/snapshot.h"
@@ -79,8 +80,10 @@ fs::path MakeRunDir(const std::string& outdir) {
   std::error_code ec;
   fs::create_directories(outdir, ec);
   if (ec) {
-    throw std::runtime_error("cannot create --outdir " + outdir + ": " +
-                             ec.message());
+    throw FlagError("--outdir=" + outdir +
+                    " is invalid; accepted: a directory that can be created "
+                    "and written (" +
+                    ec.message() + ")");
   }
   const auto now = std::chrono::system_clock::now();
   const std::time_t secs = std::chrono::system_clock::to_time_t(now);
@@ -101,18 +104,25 @@ fs::path MakeRunDir(const std::string& outdir) {
                            : std::string(name) + "-" + std::to_string(i));
     if (mkdir(dir.c_str(), 0755) == 0) return dir;
     if (errno != EEXIST) {
-      throw std::runtime_error("cannot create run directory " + dir.string() +
-                               ": " + std::strerror(errno));
+      throw FlagError("--outdir=" + outdir +
+                      " is invalid; accepted: a writable directory (creating " +
+                      dir.string() + " failed: " + std::strerror(errno) + ")");
     }
   }
 }
 
-MakeEnvFn EnvFactory(const A3CFlags& f) {
-  return [&f](int, bool test) {
+// Training and evaluation environments; ASYNCRL_INJECT_FAULT makes one
+// worker's training environment fail on purpose (for testing).
+MakeEnvFn EnvFactory(const A3CFlags& f, std::optional<FaultSpec> fault) {
+  return [&f, fault](int idx, bool test) {
     EnvOptions options;
     options.max_episode_steps = f.train.max_episode_len;
     options.reward_scale = test ? 1.0 : f.reward_scale_factor;
-    return MakeEnv(f.env, options);
+    std::unique_ptr<Env> env = MakeEnv(f.env, options);
+    if (fault && !test && fault->worker == idx) {
+      env = std::make_unique<FaultyEnv>(std::move(env), *fault);
+    }
+    return env;
   };
 }
 
@@ -131,7 +141,7 @@ MakeAgentFn AgentFactory(const A3CFlags& f, const Space& obs,
 int Demo(const A3CFlags& f, const Space& obs, const Space& act) {
   std::unique_ptr<Agent> agent = AgentFactory(f, obs, act)(0);
   agent->Load(f.train.load);
-  auto env = EnvFactory(f)(0, true);
+  auto env = EnvFactory(f, std::nullopt)(0, true);
   env->Reset(EvalEnvSeed(0, f.train.seed, 1));
   const EvalStats s = Summarize(
       RunEvaluation(*agent, *env, f.train.eval_n_steps, f.train.eval_n_episodes,
@@ -163,6 +173,12 @@ int Main(int argc, char** argv) {
   const Space obs = probe->ObservationSpace();
   const Space act = probe->ActionSpace();
   if (f.demo) return Demo(f, obs, act);
+  std::optional<FaultSpec> fault;
+  try {
+    fault = FaultSpecFromEnvironment();
+  } catch (const std::invalid_argument& e) {
+    throw FlagError(e.what());
+  }
 
   fs::path run;
   std::string command;
@@ -216,10 +232,14 @@ int Main(int argc, char** argv) {
     hooks.push_back(
         LinearLearningRateDecay(f.agent.optimizer.lr, 0.0, options.steps));
   }
-  const TrainResult result = TrainAgentAsync(
-      options, EnvFactory(f), AgentFactory(f, obs, act), hooks, &std::cout);
+  const TrainResult result =
+      TrainAgentAsync(options, EnvFactory(f, fault), AgentFactory(f, obs, act),
+                      hooks, &std::cout);
   if (result.exit_code != 0) {
     std::cerr << "train_a3c: " << result.message << std::endl;
+    for (const WorkerEnd& w : result.report.workers) {
+      std::cerr << "train_a3c:   " << w.Describe() << std::endl;
+    }
     if (!result.except_dir.empty()) {
       std::cerr << "train_a3c: saved " << result.except_dir << std::endl;
     }

@@ -15,6 +15,7 @@
 #include "experiments/progress.h"
 #include "experiments/snapshot.h"
 #include "experiments/train_loop.h"
+#include "misc/logging.h"
 #include "misc/shared_region.h"
 #include "misc/tensorboard.h"
 #include "misc/timers.h"
@@ -212,6 +213,11 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
         std::make_unique<ProfileScope>(options.profile, outdir, "parent");
   };
   group.on_tick = [&monitor] { monitor.Tick(/*final_tick=*/false); };
+  group.on_stop_signal = [](int sig) {
+    Log(LogLevel::kWarning, SignalName(sig) +
+                                " received: stopping the workers and saving "
+                                "a checkpoint (send it again to stop at once)");
+  };
 
   TrainResult result;
   result.report = RunProcessGroup(group, [&](int idx) {

@@ -82,7 +82,7 @@ std::string WorkerEnd::Describe() const {
   std::string s = "worker " + std::to_string(process_idx) + " (pid " +
                   std::to_string(pid) + ")";
   if (signaled) {
-    s += killed_by_group ? " was killed after the grace period ("
+    s += killed_by_group ? " was killed by the trainer ("
                          : " was killed by signal ";
     s += SignalName(signal);
     if (killed_by_group) s += ")";
@@ -214,6 +214,7 @@ GroupReport RunProcessGroup(const ProcessGroupOptions& options,
       } else {
         report.stop_signal = sig;
         begin_stop();
+        if (options.on_stop_signal) options.on_stop_signal(sig);
       }
     }
     if (Clock::now() >= next_tick) {

@@ -46,6 +46,8 @@ struct ProcessGroupOptions {
   std::atomic<int32_t>* stop_flag = nullptr;
   // How long workers get to stop by themselves before SIGKILL.
   std::chrono::milliseconds grace{3000};
+  // Called in the parent when the first SIGINT/SIGTERM arrives.
+  std::function<void(int signal)> on_stop_signal;
   // Called in the parent once every worker is forked.
   std::function<void()> on_started;
   // Called in the parent about every `tick_interval` while workers run.

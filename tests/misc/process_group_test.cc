@@ -112,6 +112,9 @@ TEST_F(ProcessGroupTest, WorkerIgnoringStopIsKilledAfterGrace) {
   EXPECT_EQ(stubborn.signal, SIGKILL);
   EXPECT_TRUE(stubborn.killed_by_group);
   EXPECT_FALSE(stubborn.Failed());
+  EXPECT_NE(stubborn.Describe().find("was killed by the trainer (SIGKILL)"),
+            std::string::npos)
+      << stubborn.Describe();
 }
 
 TEST_F(ProcessGroupTest, NonPositiveWorkerCountIsRejected) {
