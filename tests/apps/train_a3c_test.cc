@@ -11,6 +11,7 @@
 #include <set>
 
 #include "../experiments/test_helpers.h"
+#include "misc/checkpoint.h"
 #include "misc/json.h"
 #include "misc/tensorboard.h"
 
@@ -238,6 +239,85 @@ TEST(TrainA3CTest, RunWritesProfilesTimersEventsAndCurve) {
                                  " 2>/dev/null | head -5");
     EXPECT_NE(pprof.output.find("Total:"), std::string::npos) << pprof.output;
   }
+}
+
+TEST(TrainA3CTest, ResumeContinuesTheRunInItsFolder) {
+  TempDir dir("resume");
+  const ProcessRun first = TrainA3C(
+      "--outdir " + dir.str() +
+      " --processes 2 --steps 6000 --eval-interval 2000 --eval-n-runs 2"
+      " --checkpoint-interval 1000 --keep-checkpoints 3 --lr 0.001 --quiet");
+  ASSERT_EQ(first.status, 0) << first.output;
+  const fs::path run =
+      first.Lines()[0].substr(std::string("results in ").size());
+  // Periodic checkpoints: the newest three are kept.
+  for (int t : {1000, 2000, 3000}) {
+    EXPECT_FALSE(fs::exists(run / (std::to_string(t) + "_checkpoint"))) << t;
+  }
+  for (int t : {4000, 5000, 6000}) {
+    EXPECT_TRUE(fs::exists(run / (std::to_string(t) + "_checkpoint"))) << t;
+  }
+  const auto scores_before = ReadLines(run / "scores.txt");
+
+  const ProcessRun second =
+      TrainA3C("--resume " + (run / "6000_finish").string() +
+               " --steps 9000 --lr 0.0005 --quiet");
+  ASSERT_EQ(second.status, 0) << second.output;
+  EXPECT_EQ(second.Lines()[0],
+            "results in " + run.string() + " (resuming from " +
+                (run / "6000_finish").string() + " at step 6000)");
+  EXPECT_NE(second.output.find("resume: changed lr: 0.001 -> 0.0005"),
+            std::string::npos)
+      << second.output;
+  EXPECT_NE(second.output.find("resume: changed steps: 6000 -> 9000"),
+            std::string::npos);
+  // The run's other options (processes, eval, checkpoints) carried over.
+  EXPECT_EQ(second.output.find("changed processes"), std::string::npos);
+  EXPECT_TRUE(fs::exists(run / "9000_finish"));
+  EXPECT_TRUE(fs::exists(run / "9000_checkpoint"));
+  EXPECT_FALSE(fs::exists(run / "6000_checkpoint"));
+  const proto::Checkpoint finish =
+      LoadCheckpointDir((run / "9000_finish").string());
+  EXPECT_EQ(finish.global_step(), 9000);
+  EXPECT_EQ(finish.metadata().config().at("lr"), "0.0005");
+  // scores.txt was appended to, not rewritten; the schedule continued.
+  const auto scores_after = ReadLines(run / "scores.txt");
+  ASSERT_GT(scores_after.size(), scores_before.size());
+  for (size_t i = 0; i < scores_before.size(); ++i) {
+    EXPECT_EQ(scores_after[i], scores_before[i]);
+  }
+  EXPECT_GE(std::stoll(scores_after[scores_before.size()]), 8000);
+  EXPECT_EQ(ReadLines(run / "command.txt").size(), 2u);
+
+  // Changing the environment or going backwards is refused, nothing written.
+  const auto files_before = std::distance(fs::directory_iterator(run), {});
+  const ProcessRun env_change =
+      TrainA3C("--resume " + (run / "9000_finish").string() +
+               " --env Acrobot-v1 --steps 20000");
+  EXPECT_EQ(env_change.status, 2);
+  EXPECT_NE(env_change.output.find("--env=Acrobot-v1 is invalid; accepted: "
+                                   "CartPole-v1, the resumed run's value"),
+            std::string::npos)
+      << env_change.output;
+  const ProcessRun backwards =
+      TrainA3C("--resume " + (run / "9000_finish").string() + " --steps 9000");
+  EXPECT_EQ(backwards.status, 2);
+  EXPECT_NE(backwards.output.find("--steps=9000 is invalid; accepted: more "
+                                  "than the checkpoint's step 9000"),
+            std::string::npos)
+      << backwards.output;
+  EXPECT_EQ(std::distance(fs::directory_iterator(run), {}), files_before);
+}
+
+TEST(TrainA3CTest, CorruptResumeCheckpointIsRejectedWithExitTwo) {
+  TempDir dir("resume_corrupt");
+  const fs::path ckpt = dir.path() / "run" / "100_checkpoint";
+  fs::create_directories(ckpt);
+  std::ofstream(ckpt / "checkpoint.pb") << std::string(100, 'x');
+  std::ofstream(dir.path() / "run" / "args.json") << "{}";
+  const ProcessRun r = TrainA3C("--resume " + ckpt.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("bad magic"), std::string::npos) << r.output;
 }
 
 TEST(CustomAgentExampleTest, TrainsCartPoleToTheSuccessfulScore) {
