@@ -13,6 +13,7 @@
 #include "agents/models.h"
 #include "envs/registry.h"
 #include "misc/checkpoint.h"
+#include "misc/config_file.h"
 #include "misc/json.h"
 #include "misc/seeding.h"
 #include "misc/strings.h"
@@ -187,7 +188,33 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
       std::ifstream in(path);
       Require(static_cast<bool>(in), "config", path,
               "a readable file of 'key = value' lines");
-      po::store(po::parse_config_file(in, desc), vm);
+      std::stringstream text;
+      text << in.rdbuf();
+      std::vector<std::string> args;
+      try {
+        for (const auto& [key, value] : ParseConfigText(text.str())) {
+          if (key == "config") {
+            throw std::invalid_argument("'config' cannot be set in a config file");
+          }
+          const po::option_description* option =
+              desc.find_nothrow(key, /*approx=*/false);
+          if (option != nullptr && option->semantic()->max_tokens() == 0) {
+            // A switch such as lr-decay: true/false.
+            if (value == "true" || value == "1" || value == "yes") {
+              args.push_back("--" + key);
+            } else if (value != "false" && value != "0" && value != "no") {
+              throw std::invalid_argument(key + " = " + value +
+                                          ": accepted: true or false");
+            }
+            continue;
+          }
+          args.push_back("--" + key + "=" + value);
+        }
+      } catch (const std::invalid_argument& e) {
+        throw FlagError("--config=" + path + " is invalid: " + e.what());
+      }
+      // Stored after the command line, so the command line wins.
+      po::store(po::command_line_parser(args).options(desc).run(), vm);
     }
     if (vm.count("resume")) StoreResumedOptions(vm, desc, &f);
     po::notify(vm);

@@ -11,6 +11,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   libgoogle-perftools-dev google-perftools   # --profile, google-pprof
+  clang libclang-rt-14-dev                   # fuzzers and sanitizers (scripts/fuzz.sh)
 )
 
 missing=()

@@ -124,6 +124,10 @@ void SaveCheckpointFile(proto::Checkpoint& checkpoint,
                              dir.string() + ": " + Errno());
   }
   try {
+    // mkostemp creates 0600; checkpoints are ordinary, shareable files.
+    if (fchmod(fd, 0644) != 0) {
+      throw std::runtime_error("chmod of " + tmp + " failed: " + Errno());
+    }
     WriteAll(fd, header, kHeaderBytes, tmp);
     WriteAll(fd, payload.data(), payload.size(), tmp);
     if (fsync(fd) != 0) {
@@ -194,6 +198,11 @@ proto::Checkpoint LoadCheckpointFile(const std::string& path,
   const std::string payload = bytes.substr(kHeaderBytes);
   const auto crc = static_cast<uint32_t>(GetLe(bytes.data() + 16, 4));
   if (Crc32(payload) != crc) Fail(path, "corrupt: CRC-32 mismatch");
+  return ParseCheckpointPayload(payload, path);
+}
+
+proto::Checkpoint ParseCheckpointPayload(const std::string& payload,
+                                         const std::string& path) {
   proto::Checkpoint checkpoint;
   if (!checkpoint.ParseFromString(payload)) {
     Fail(path, "corrupt: payload is not a valid Checkpoint message");
@@ -208,8 +217,9 @@ proto::Checkpoint LoadCheckpointFile(const std::string& path,
                    std::to_string(checkpoint.global_step()) + " or episodes " +
                    std::to_string(checkpoint.episodes()));
   }
-  for (const auto& t : checkpoint.parameters())
+  for (const auto& t : checkpoint.parameters()) {
     ValidateTensor(path, "parameter", t);
+  }
   for (const auto& t : checkpoint.optimizer_state()) {
     ValidateTensor(path, "optimizer", t);
   }

@@ -32,6 +32,11 @@ void SaveCheckpointFile(proto::Checkpoint& checkpoint, const std::string& path);
 proto::Checkpoint LoadCheckpointFile(
     const std::string& path, uint64_t max_bytes = kDefaultMaxCheckpointBytes);
 
+// Parses and validates a checkpoint payload (the bytes after the header);
+// errors name `path`. LoadCheckpointFile calls it after the CRC check.
+proto::Checkpoint ParseCheckpointPayload(const std::string& payload,
+                                         const std::string& path);
+
 // A checkpoint directory (best/, 1000_finish/, ...) holds kCheckpointFileName.
 // Creates `dir` (and parents) if needed.
 void SaveCheckpointDir(proto::Checkpoint& checkpoint, const std::string& dir);

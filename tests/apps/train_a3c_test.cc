@@ -164,7 +164,7 @@ TEST(TrainA3CTest, ConfigFileSetsOptionsAndTheCommandLineWins) {
   {
     std::ofstream out(conf);
     out << "# a comment\nsteps = 1500\nprocesses = 1\neval-interval = 0\n"
-           "t-max = 7\n";
+           "t-max = 7  # trailing comment\nlr-decay = true\nprofile = false\n";
   }
   const ProcessRun r = TrainA3C("--config " + conf.string() + " --outdir " +
                                 (dir.path() / "out").string() +
