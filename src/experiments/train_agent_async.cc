@@ -208,9 +208,16 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
   group.stop_flag = &control.stop;
   group.grace = options.grace;
   group.tick_interval = std::chrono::milliseconds(500);
-  group.on_started = [&] {
+  group.on_started = [&](const std::vector<pid_t>& pids) {
     parent_profile =
         std::make_unique<ProfileScope>(options.profile, outdir, "parent");
+    if (LogEnabled(LogLevel::kDebug)) {
+      std::string list;
+      for (pid_t p : pids)
+        list += (list.empty() ? "" : " ") + std::to_string(p);
+      Log(LogLevel::kDebug, "trainer: " + std::to_string(pids.size()) +
+                                " workers started (pids " + list + ")");
+    }
   };
   group.on_tick = [&monitor] { monitor.Tick(/*final_tick=*/false); };
   group.on_stop_signal = [](int sig) {

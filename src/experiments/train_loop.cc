@@ -33,7 +33,10 @@ class Worker {
         control_(*ctx.control),
         agent_(*ctx.agent) {}
 
+  // Every counted episode passes here once: the "episode_end" timer's count
+  // is this worker's number of finished episodes.
   void EndEpisode(int64_t t, double episode_return, int64_t episode_len) {
+    ScopedTimer timer("episode_end");
     if (ctx_.metrics != nullptr) {
       ctx_.metrics->Send("train/episode_return", t, episode_return);
       ctx_.metrics->Send("train/episode_length", t,

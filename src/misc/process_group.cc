@@ -166,7 +166,11 @@ GroupReport RunProcessGroup(const ProcessGroupOptions& options,
     ++num_alive;
   }
 
-  if (options.on_started) options.on_started();
+  if (options.on_started) {
+    std::vector<pid_t> pids;
+    for (const auto& w : report.workers) pids.push_back(w.pid);
+    options.on_started(pids);
+  }
   Clock::time_point next_tick = Clock::now() + options.tick_interval;
   while (num_alive > 0) {
     for (int i = 0; i < n; ++i) {

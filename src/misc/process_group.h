@@ -48,8 +48,8 @@ struct ProcessGroupOptions {
   std::chrono::milliseconds grace{3000};
   // Called in the parent when the first SIGINT/SIGTERM arrives.
   std::function<void(int signal)> on_stop_signal;
-  // Called in the parent once every worker is forked.
-  std::function<void()> on_started;
+  // Called in the parent once every worker is forked, with their pids.
+  std::function<void(const std::vector<pid_t>& pids)> on_started;
   // Called in the parent about every `tick_interval` while workers run.
   std::function<void()> on_tick;
   std::chrono::milliseconds tick_interval{1000};

@@ -17,101 +17,14 @@
 
 #include "../experiments/test_helpers.h"
 #include "misc/checkpoint.h"
+#include "spawned.h"
 
 namespace asyncrl {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::Spawned;
 using testing::TempDir;
-
-// train_a3c started in a new session (its own process group) with its
-// stdout and stderr on one pipe.
-class Spawned {
- public:
-  Spawned(const std::vector<std::string>& args, const std::string& fault,
-          rlim_t file_size_limit = RLIM_INFINITY) {
-    int fds[2];
-    EXPECT_EQ(pipe(fds), 0);
-    pid_ = fork();
-    if (pid_ == 0) {
-      setsid();
-      dup2(fds[1], STDOUT_FILENO);
-      dup2(fds[1], STDERR_FILENO);
-      close(fds[0]);
-      close(fds[1]);
-      if (!fault.empty()) setenv("ASYNCRL_INJECT_FAULT", fault.c_str(), 1);
-      if (file_size_limit != RLIM_INFINITY) {
-        signal(SIGXFSZ, SIG_IGN);  // Writes fail with EFBIG instead.
-        rlimit limit{file_size_limit, file_size_limit};
-        setrlimit(RLIMIT_FSIZE, &limit);
-      }
-      std::vector<char*> argv{const_cast<char*>(TRAIN_A3C_BIN)};
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      execv(TRAIN_A3C_BIN, argv.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    fd_ = fds[0];
-  }
-  ~Spawned() {
-    if (fd_ >= 0) close(fd_);
-  }
-
-  // Reads output until `needle` appears (or EOF); true when it appeared.
-  bool WaitFor(const std::string& needle) {
-    while (output_.find(needle) == std::string::npos) {
-      if (!ReadSome()) return false;
-    }
-    return true;
-  }
-
-  // Reads to EOF and reaps the trainer; returns its exit status (128 + signal
-  // when it was killed).
-  int Finish() {
-    while (ReadSome()) {
-    }
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
-  // True when no process of the run's group is alive.
-  bool GroupGone() const { return kill(-pid_, 0) == -1 && errno == ESRCH; }
-
-  std::vector<pid_t> Workers() const {
-    std::ifstream in("/proc/" + std::to_string(pid_) + "/task/" +
-                     std::to_string(pid_) + "/children");
-    std::vector<pid_t> pids;
-    for (pid_t p; in >> p;) pids.push_back(p);
-    return pids;
-  }
-
-  pid_t pid() const { return pid_; }
-  const std::string& output() const { return output_; }
-
-  // The directory named by "results in DIR".
-  fs::path RunDir() const {
-    const size_t at = output_.find("results in ");
-    if (at == std::string::npos) return {};
-    const size_t end = output_.find_first_of(" \n", at + 11);
-    return output_.substr(at + 11, end - at - 11);
-  }
-
- private:
-  bool ReadSome() {
-    char buf[4096];
-    const ssize_t n = read(fd_, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) return true;
-    if (n <= 0) return false;
-    output_.append(buf, static_cast<size_t>(n));
-    return true;
-  }
-
-  pid_t pid_ = -1;
-  int fd_ = -1;
-  std::string output_;
-};
 
 std::vector<std::string> LongRun(const TempDir& dir, int processes = 3) {
   return {
@@ -174,7 +87,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(TrainerFaultTest, WorkerKilledFromOutsideIsReported) {
   TempDir dir("sigkill");
   Spawned run(LongRun(dir), "");
-  ASSERT_TRUE(run.WaitFor("[debug] worker 0:")) << run.output();
+  ASSERT_TRUE(run.WaitFor("workers started")) << run.output();
   const auto workers = run.Workers();
   ASSERT_EQ(workers.size(), 3u);
   kill(workers[2], SIGKILL);
@@ -194,6 +107,7 @@ TEST_P(StopSignalTest, StopsCleanlyWithItsExitStatus) {
   const int sig = GetParam();
   TempDir dir("stop_" + std::to_string(sig));
   Spawned run(LongRun(dir), "");
+  ASSERT_TRUE(run.WaitFor("workers started")) << run.output();
   ASSERT_TRUE(run.WaitFor("[debug] worker 0:")) << run.output();
   kill(run.pid(), sig);
   EXPECT_EQ(run.Finish(), 128 + sig) << run.output();
@@ -215,6 +129,7 @@ TEST(TrainerFaultTest, SecondSigintStopsAtOnceAndCorruptsNothing) {
   std::vector<std::string> args = LongRun(dir);
   args.insert(args.end(), {"--checkpoint-interval", "500"});
   Spawned run(args, "");
+  ASSERT_TRUE(run.WaitFor("workers started")) << run.output();
   ASSERT_TRUE(run.WaitFor("[debug] worker 0:")) << run.output();
   kill(run.pid(), SIGINT);
   ASSERT_TRUE(run.WaitFor("SIGINT received")) << run.output();
