@@ -22,6 +22,7 @@
 #include "experiments/train_agent_async.h"
 #include "misc/build_info.h"
 #include "misc/checkpoint.h"
+#include "misc/json.h"
 #include "misc/logging.h"
 #include "misc/seeding.h"
 #include "misc/torch_setup.h"
@@ -30,23 +31,6 @@ namespace asyncrl {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string JsonEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string ShellQuote(const std::string& s) {
   if (!s.empty() &&
@@ -214,13 +198,9 @@ int Main(int argc, char** argv) {
     std::cout << "results in " << run.string() << std::endl;
     WriteFileAtomically(run / "command.txt", command + "\n");
   }
-  std::string json = "{\n";
-  size_t i = 0;
-  for (const auto& [key, value] : f.resolved) {
-    json += "  \"" + JsonEscape(key) + "\": \"" + JsonEscape(value) + "\"" +
-            (++i < f.resolved.size() ? ",\n" : "\n");
-  }
-  WriteFileAtomically(run / "args.json", json + "}\n");
+  Json::Object args;
+  for (const auto& [key, value] : f.resolved) args[key] = value;
+  WriteFileAtomically(run / "args.json", Json(args).Dump(2) + "\n");
 
   TrainOptions options = f.train;
   options.outdir = run.string();
