@@ -115,10 +115,8 @@ std::string ScoresHeader(const std::vector<std::string>& statistic_names) {
 }
 
 AsyncEvaluator::AsyncEvaluator(const TrainOptions& options,
-                               ControlBlock& control,
-                               std::chrono::steady_clock::time_point start,
-                               MetricsChannel* metrics)
-    : options_(options), control_(control), start_(start), metrics_(metrics) {}
+                               ControlBlock& control, MetricsChannel* metrics)
+    : options_(options), control_(control), metrics_(metrics) {}
 
 void AsyncEvaluator::WriteHeader(
     const std::string& outdir,
@@ -156,9 +154,7 @@ std::optional<EvalStats> AsyncEvaluator::MaybeEvaluate(int64_t t, Agent& agent,
 
 void AsyncEvaluator::Record(int64_t t, const EvalStats& stats,
                             const Agent& agent) {
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
-          .count();
+  const double elapsed = control_.ElapsedSeconds();
   boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
       lock(control_.mutex);
   std::string row =

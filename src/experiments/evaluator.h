@@ -44,8 +44,9 @@ class AsyncEvaluator {
  public:
   // `metrics` (may be null) receives eval/mean, eval/median, eval/stdev,
   // eval/max and eval/min for every evaluation.
+  // The elapsed column is control.ElapsedSeconds(): the run's training
+  // time, continued across resumes.
   AsyncEvaluator(const TrainOptions& options, ControlBlock& control,
-                 std::chrono::steady_clock::time_point start,
                  MetricsChannel* metrics = nullptr);
 
   // Writes scores.txt's header unless the file exists (a resumed run
@@ -63,7 +64,6 @@ class AsyncEvaluator {
 
   const TrainOptions& options_;
   ControlBlock& control_;
-  std::chrono::steady_clock::time_point start_;
   MetricsChannel* metrics_;
 };
 

@@ -21,6 +21,7 @@ void SaveSnapshot(const Agent& agent, const ControlBlock& control,
   checkpoint.set_has_best_score(control.has_best_score != 0);
   checkpoint.set_best_score(control.best_score);
   checkpoint.set_prev_eval_t(control.prev_eval_t.load());
+  checkpoint.set_elapsed_seconds(control.ElapsedSeconds());
   agent.SaveTo(&checkpoint);
   auto* meta = checkpoint.mutable_metadata();
   for (const auto& [key, value] : options.config) {
@@ -73,6 +74,7 @@ void LoadSnapshot(const std::string& dir, Agent& agent, ControlBlock& control) {
   control.prev_eval_t.store(checkpoint.prev_eval_t());
   control.has_best_score = checkpoint.has_best_score() ? 1 : 0;
   control.best_score = checkpoint.best_score();
+  control.elapsed_offset = checkpoint.elapsed_seconds();
 }
 
 }  // namespace asyncrl

@@ -190,6 +190,7 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
     }
   }
   control.start_step = control.global_step.load();
+  control.MarkStart();
   std::vector<std::string> stat_names;
   for (const auto& s : parent_agent->Statistics()) stat_names.push_back(s.name);
   if (options.eval_interval > 0) {
@@ -249,8 +250,7 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
     std::unique_ptr<AsyncEvaluator> evaluator;
     if (options.eval_interval > 0) {
       ctx.eval_env = make_env(idx, /*test=*/true);
-      evaluator =
-          std::make_unique<AsyncEvaluator>(options, control, start, &metrics);
+      evaluator = std::make_unique<AsyncEvaluator>(options, control, &metrics);
       ctx.evaluator = evaluator.get();
     }
     ctx.hooks = &hooks;

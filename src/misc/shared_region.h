@@ -9,6 +9,7 @@
 #include <atomic>
 #include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/sync/interprocess_mutex.hpp>
+#include <chrono>
 #include <cstdint>
 
 namespace asyncrl {
@@ -28,6 +29,23 @@ struct ControlBlock {
   std::atomic<int32_t> has_last_score{0};
   // The global step this run started from (non-zero when resumed).
   int64_t start_step = 0;
+  // Seconds of training before this process started (from a resumed
+  // checkpoint) and when it started (steady clock, shared by all processes
+  // of the run): ElapsedSeconds() is the run's training time so far.
+  double elapsed_offset = 0;
+  int64_t start_ns = 0;
+
+  void MarkStart() {
+    start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+                   .count();
+  }
+  double ElapsedSeconds() const {
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+    return elapsed_offset + static_cast<double>(now - start_ns) * 1e-9;
+  }
   // Guarded by `mutex`: best evaluation mean so far, and writes to shared
   // files (scores.txt rows, best/ checkpoint).
   boost::interprocess::interprocess_mutex mutex;

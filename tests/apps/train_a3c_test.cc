@@ -287,6 +287,10 @@ TEST(TrainA3CTest, ResumeContinuesTheRunInItsFolder) {
     EXPECT_EQ(scores_after[i], scores_before[i]);
   }
   EXPECT_GE(std::stoll(scores_after[scores_before.size()]), 8000);
+  // The elapsed column continues the run's time instead of restarting.
+  EXPECT_GT(
+      std::stod(testing::Split(scores_after[scores_before.size()], '\t')[2]),
+      std::stod(testing::Split(scores_before.back(), '\t')[2]));
   EXPECT_EQ(ReadLines(run / "command.txt").size(), 2u);
 
   // Changing the environment or going backwards is refused, nothing written.

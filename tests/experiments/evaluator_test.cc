@@ -134,8 +134,7 @@ class AsyncEvaluatorTest : public ::testing::Test {
 
 TEST_F(AsyncEvaluatorTest, ScheduleClaimsOneIntervalPerCheckAndCatchesUp) {
   AsyncEvaluator::WriteHeader(options_.outdir, {"calls"});
-  AsyncEvaluator evaluator(options_, region_.control(),
-                           std::chrono::steady_clock::now());
+  AsyncEvaluator evaluator(options_, region_.control());
   FixedLengthEnv env(5);
   EXPECT_FALSE(evaluator.MaybeEvaluate(99, agent_, env));
   EXPECT_TRUE(evaluator.MaybeEvaluate(250, agent_, env));  // Interval 1.
@@ -156,8 +155,7 @@ TEST_F(AsyncEvaluatorTest, ScheduleClaimsOneIntervalPerCheckAndCatchesUp) {
 }
 
 TEST_F(AsyncEvaluatorTest, BestIsSavedOnlyWhenTheMeanImproves) {
-  AsyncEvaluator evaluator(options_, region_.control(),
-                           std::chrono::steady_clock::now());
+  AsyncEvaluator evaluator(options_, region_.control());
   FixedLengthEnv short_env(5);
   FixedLengthEnv long_env(9);
   evaluator.MaybeEvaluate(100, agent_, short_env);
@@ -177,8 +175,7 @@ TEST_F(AsyncEvaluatorTest, BestIsSavedOnlyWhenTheMeanImproves) {
 
 TEST_F(AsyncEvaluatorTest, HeaderIsNotRewrittenForAnExistingFile) {
   AsyncEvaluator::WriteHeader(options_.outdir, {"calls"});
-  AsyncEvaluator evaluator(options_, region_.control(),
-                           std::chrono::steady_clock::now());
+  AsyncEvaluator evaluator(options_, region_.control());
   FixedLengthEnv env(5);
   evaluator.MaybeEvaluate(100, agent_, env);
   AsyncEvaluator::WriteHeader(options_.outdir, {"calls"});
