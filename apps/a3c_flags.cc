@@ -194,7 +194,8 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
       try {
         for (const auto& [key, value] : ParseConfigText(text.str())) {
           if (key == "config") {
-            throw std::invalid_argument("'config' cannot be set in a config file");
+            throw std::invalid_argument(
+                "'config' cannot be set in a config file");
           }
           const po::option_description* option =
               desc.find_nothrow(key, /*approx=*/false);

@@ -12,9 +12,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
     for (const auto& [key, value] : asyncrl::ParseConfigText(text)) {
-      if (key.empty() || key.find_first_not_of(
-                             "abcdefghijklmnopqrstuvwxyz0123456789-") !=
-                             std::string::npos) {
+      if (key.empty() ||
+          key.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") !=
+              std::string::npos) {
         std::abort();  // The parser let an invalid key through.
       }
       if (value.find('\n') != std::string::npos) std::abort();

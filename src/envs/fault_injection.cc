@@ -11,7 +11,7 @@ namespace {
 [[noreturn]] void Bad(const std::string& text, const std::string& why) {
   throw std::invalid_argument(
       "ASYNCRL_INJECT_FAULT=" + text + " is invalid (" + why +
-      "); accepted: worker=<int>,step=<int >= 1>,kind=<throw|abort|segv>");
+      "); accepted: worker=<int>,step=<int >= 1>,kind=<throw|abort|segv|kill>");
 }
 
 }  // namespace
@@ -31,14 +31,17 @@ FaultSpec ParseFaultSpec(const std::string& text) {
       } else if (key == "step") {
         spec.step = std::stoll(value);
       } else if (key == "kind") {
-        if (value == "throw")
+        if (value == "throw") {
           spec.kind = FaultKind::kThrow;
-        else if (value == "abort")
+        } else if (value == "abort") {
           spec.kind = FaultKind::kAbort;
-        else if (value == "segv")
+        } else if (value == "segv") {
           spec.kind = FaultKind::kSegv;
-        else
+        } else if (value == "kill") {
+          spec.kind = FaultKind::kKill;
+        } else {
           Bad(text, "unknown kind '" + value + "'");
+        }
       } else {
         Bad(text, "unknown key '" + key + "'");
       }
@@ -72,8 +75,11 @@ StepResult FaultyEnv::DoStep(const Action& action) {
       case FaultKind::kAbort:
         std::abort();
       case FaultKind::kSegv:
-        std::signal(SIGSEGV, SIG_DFL);
+        std::signal(SIGSEGV, SIG_DFL);  // Sanitizers install their own.
         std::raise(SIGSEGV);
+        break;
+      case FaultKind::kKill:
+        std::raise(SIGKILL);
         break;
     }
   }

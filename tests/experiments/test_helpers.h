@@ -15,7 +15,6 @@
 
 #include "agents/a3c.h"
 #include "envs/registry.h"
-#include "envs/wrappers.h"
 #include "experiments/train_agent_async.h"
 
 namespace asyncrl::testing {
@@ -50,40 +49,6 @@ inline std::vector<std::string> Split(const std::string& s, char sep) {
   for (std::string part; std::getline(ss, part, sep);) parts.push_back(part);
   return parts;
 }
-
-// How a FaultyEnv fails at its `at_step`-th step.
-enum class Fault { kThrow, kSignal };
-
-// Wraps an environment and fails after `at_step` steps: throws
-// std::runtime_error("injected failure at step N") or raises `signal`.
-class FaultyEnv : public Wrapper {
- public:
-  FaultyEnv(std::unique_ptr<Env> inner, int64_t at_step, Fault fault,
-            int signal = 0)
-      : Wrapper(std::move(inner)),
-        at_step_(at_step),
-        fault_(fault),
-        signal_(signal) {}
-
- protected:
-  StepResult DoStep(const Action& action) override {
-    if (++steps_ == at_step_) {
-      if (fault_ == Fault::kThrow) {
-        throw std::runtime_error("injected failure at step " +
-                                 std::to_string(steps_));
-      }
-      std::signal(signal_, SIG_DFL);
-      raise(signal_);
-    }
-    return Wrapper::DoStep(action);
-  }
-
- private:
-  int64_t at_step_;
-  Fault fault_;
-  int signal_;
-  int64_t steps_ = 0;
-};
 
 inline A3COptions SmallA3COptions() {
   A3COptions options;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "envs/fault_injection.h"
 #include "experiments/evaluator.h"
 #include "misc/checkpoint.h"
 #include "test_helpers.h"
@@ -17,8 +18,6 @@ namespace asyncrl {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::Fault;
-using testing::FaultyEnv;
 using testing::PlainEnv;
 using testing::ReadLines;
 using testing::SmallA3C;
@@ -109,7 +108,8 @@ TEST_F(TrainAgentAsyncTest, WorkerExceptionStopsEveryWorkerAndSavesExcept) {
   auto make_env = [](int idx, bool test) -> std::unique_ptr<Env> {
     auto env = MakeEnv("CartPole-v1");
     if (idx != 1 || test) return env;
-    return std::make_unique<FaultyEnv>(std::move(env), 300, Fault::kThrow);
+    return std::make_unique<FaultyEnv>(std::move(env),
+                                       FaultSpec{1, 300, FaultKind::kThrow});
   };
   const TrainResult r = TrainAgentAsync(o, make_env, SmallA3C("CartPole-v1"));
   EXPECT_EQ(r.exit_code, 1);
@@ -136,8 +136,10 @@ TEST_P(WorkerSignalTest, WorkerDyingBySignalIsReported) {
   auto make_env = [sig](int idx, bool test) -> std::unique_ptr<Env> {
     auto env = MakeEnv("CartPole-v1");
     if (idx != 0 || test) return env;
-    return std::make_unique<FaultyEnv>(std::move(env), 200, Fault::kSignal,
-                                       sig);
+    const FaultKind kind = sig == SIGKILL   ? FaultKind::kKill
+                           : sig == SIGSEGV ? FaultKind::kSegv
+                                            : FaultKind::kAbort;
+    return std::make_unique<FaultyEnv>(std::move(env), FaultSpec{0, 200, kind});
   };
   const TrainResult r = TrainAgentAsync(o, make_env, SmallA3C("CartPole-v1"));
   EXPECT_EQ(r.exit_code, 1);

@@ -1,0 +1,44 @@
+#include "envs/fault_injection.h"
+
+#include <gtest/gtest.h>
+
+#include "envs/registry.h"
+
+namespace asyncrl {
+namespace {
+
+TEST(FaultSpecTest, ParsesEveryField) {
+  const FaultSpec s = ParseFaultSpec("worker=3,step=42,kind=segv");
+  EXPECT_EQ(s.worker, 3);
+  EXPECT_EQ(s.step, 42);
+  EXPECT_EQ(s.kind, FaultKind::kSegv);
+  EXPECT_EQ(ParseFaultSpec("kind=kill").kind, FaultKind::kKill);
+}
+
+TEST(FaultSpecTest, RejectsMalformedSpecsNamingWhatIsAccepted) {
+  for (const char* bad : {"worker", "worker=x", "kind=explode", "step=0",
+                          "colour=red", "worker=-1"}) {
+    try {
+      ParseFaultSpec(bad);
+      FAIL() << "accepted " << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "ASYNCRL_INJECT_FAULT=" + std::string(bad) + " is invalid"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("accepted: worker=<int>"),
+                std::string::npos);
+    }
+  }
+}
+
+TEST(FaultyEnvTest, ThrowsAtTheGivenStepOnly) {
+  FaultyEnv env(MakeEnv("MountainCar-v0"), {0, 3, FaultKind::kThrow});
+  env.Reset(0);
+  EXPECT_NO_THROW(env.Step(Action::Discrete(1)));
+  EXPECT_NO_THROW(env.Step(Action::Discrete(1)));
+  EXPECT_THROW(env.Step(Action::Discrete(1)), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace asyncrl
