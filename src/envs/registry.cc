@@ -5,6 +5,7 @@
 
 #include "envs/acrobot.h"
 #include "envs/cartpole.h"
+#include "envs/minatar/minatar.h"
 #include "envs/mountain_car.h"
 #include "envs/pendulum.h"
 #include "envs/wrappers.h"
@@ -80,6 +81,7 @@ EnvRegistry& DefaultEnvRegistry() {
   static EnvRegistry* registry = [] {
     auto* r = new EnvRegistry();
     RegisterClassicControl(*r);
+    RegisterMinAtar(*r);
     return r;
   }();
   return *registry;

@@ -51,7 +51,8 @@ class EnvRegistry {
 // Registers CartPole-v0/v1, Acrobot-v1, MountainCar-v0 and Pendulum-v1.
 void RegisterClassicControl(EnvRegistry& registry);
 
-// The process-wide registry holding every built-in environment.
+// The process-wide registry holding every built-in environment: the classic
+// control tasks and the MinAtar games (envs/minatar/minatar.h).
 EnvRegistry& DefaultEnvRegistry();
 
 // Shorthand for DefaultEnvRegistry().Make(name, options).

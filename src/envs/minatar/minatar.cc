@@ -1,0 +1,105 @@
+#include "envs/minatar/minatar.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "envs/minatar/games.h"
+#include "envs/registry.h"
+#include "misc/strings.h"
+
+namespace asyncrl {
+
+void MinAtarOptions::Validate() const {
+  if (!(sticky_action_prob >= 0 && sticky_action_prob <= 1)) {
+    throw std::invalid_argument(
+        "sticky_action_prob=" + std::to_string(sticky_action_prob) +
+        " is invalid; accepted: a probability in [0, 1]");
+  }
+}
+
+MinAtarGame::MinAtarGame(std::string game, int channels,
+                         std::vector<Move> minimal_moves,
+                         const MinAtarOptions& options)
+    : game_(std::move(game)),
+      channels_(channels),
+      options_(options),
+      observation_space_(Space::Box({channels, kSize, kSize}, 0.0f, 1.0f)),
+      obs_(static_cast<size_t>(channels) * kSize * kSize, 0.0f) {
+  options_.Validate();
+  if (options_.minimal_action_set) {
+    moves_ = std::move(minimal_moves);
+  } else {
+    for (int m = 0; m < kNumMoves; ++m) moves_.push_back(static_cast<Move>(m));
+  }
+  action_space_ = Space::Discrete(static_cast<int64_t>(moves_.size()));
+}
+
+MinAtarGame::Move MinAtarGame::MoveOf(int64_t action_index) const {
+  return moves_.at(static_cast<size_t>(action_index));
+}
+
+FloatView MinAtarGame::DoReset(std::optional<uint64_t> seed) {
+  if (seed) rng_.Seed(*seed);
+  // Unlike the Python original, the sticky action does not leak from the
+  // previous episode: each episode starts from a no-op, so a seeded Reset
+  // fully determines the episode.
+  last_move_ = kNoop;
+  terminal_ = false;
+  ResetGame();
+  return Render();
+}
+
+StepResult MinAtarGame::DoStep(const Action& action) {
+  Move move = moves_[static_cast<size_t>(action.index)];
+  // Drawn on every step, as the original does, so the stream of random
+  // numbers does not depend on the probability being 0.
+  if (rng_.Uniform() < options_.sticky_action_prob) move = last_move_;
+  last_move_ = move;
+  StepResult result;
+  result.reward = Advance(move, &terminal_);
+  result.terminated = terminal_;
+  result.observation = Render();
+  return result;
+}
+
+FloatView MinAtarGame::Render() {
+  std::fill(obs_.begin(), obs_.end(), 0.0f);
+  Draw();
+  return {obs_.data(), static_cast<int64_t>(obs_.size())};
+}
+
+const std::vector<std::string>& MinAtarGameNames() {
+  static const std::vector<std::string> names = {
+      "Asterix", "Breakout", "Freeway", "Seaquest", "SpaceInvaders"};
+  return names;
+}
+
+std::unique_ptr<MinAtarGame> MakeMinAtar(const std::string& game,
+                                         const MinAtarOptions& options) {
+  options.Validate();
+  if (game == "Asterix") return minatar::MakeAsterix(options);
+  if (game == "Breakout") return minatar::MakeBreakout(options);
+  if (game == "Freeway") return minatar::MakeFreeway(options);
+  if (game == "Seaquest") return minatar::MakeSeaquest(options);
+  if (game == "SpaceInvaders") return minatar::MakeSpaceInvaders(options);
+  throw std::invalid_argument("unknown MinAtar game '" + game +
+                              "'; accepted: " + JoinNames(MinAtarGameNames()));
+}
+
+void RegisterMinAtar(EnvRegistry& registry) {
+  for (const std::string& game : MinAtarGameNames()) {
+    registry.Register(
+        "MinAtar/" + game, [game] { return MakeMinAtar(game); }, 0);
+    registry.Register(
+        "MinAtar/" + game + "-minimal",
+        [game] {
+          MinAtarOptions options;
+          options.minimal_action_set = true;
+          return MakeMinAtar(game, options);
+        },
+        0);
+  }
+}
+
+}  // namespace asyncrl
