@@ -127,7 +127,8 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
       "worker processes (default: number of cores)")(
       "env", po::value(&f.env)->default_value(f.env), "environment name")(
       "arch", po::value(&f.arch)->default_value(f.arch),
-      "network: auto, fc-softmax, fc-gaussian")(
+      "network: auto (by the spaces), fc-softmax, fc-gaussian, minatar-conv, "
+      "atari-conv, or one of them with -lstm")(
       "seed", po::value(&t.seed)->default_value(0),
       "random seed (workers derive theirs)")(
       "outdir", po::value(&f.outdir)->default_value(f.outdir),
@@ -147,8 +148,9 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
       "max-grad-norm", po::value(&a.max_grad_norm)->default_value(40.0),
       "clip gradients to this global L2 norm (<= 0: no clipping)")(
       "reward-scale-factor",
-      po::value(&f.reward_scale_factor)->default_value(0.01),
-      "multiply training rewards by this")(
+      po::value(&f.reward_scale_factor),
+      "multiply training rewards by this (default: 0.01 as the reference's "
+      "gym example, 1 for image observations as its Atari example)")(
       "steps", po::value(&t.steps)->default_value(80000000),
       "global steps to train")(
       "eval-interval", po::value(&t.eval_interval)->default_value(100000),
@@ -293,6 +295,10 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
           JoinNames(DefaultModelRegistry().Names()));
   {
     auto env = MakeEnv(f.env);
+    if (vm.count("reward-scale-factor") == 0) {
+      f.reward_scale_factor =
+          env->ObservationSpace().shape.size() == 3 ? 1.0 : 0.01;
+    }
     try {
       DefaultModelRegistry().Make(f.arch, env->ObservationSpace(),
                                   env->ActionSpace());
@@ -330,6 +336,9 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
     f.resolved[key] = text;
   }
   if (!runs_given && !steps_given) f.resolved["eval-n-runs"] = "10";
+  if (vm.count("reward-scale-factor") == 0) {
+    f.resolved["reward-scale-factor"] = Str(f.reward_scale_factor);
+  }
   if (!f.resume.empty()) {
     std::vector<std::string> changes;
     for (const auto& key : f.resume_changes) {

@@ -59,6 +59,8 @@ A3C::A3C(std::shared_ptr<ActorCriticModel> model,
         std::string("A3C: a ") + (categorical ? "categorical" : "Gaussian") +
         " policy cannot act in action space " + action_space.ToString());
   }
+  recurrent_ = dynamic_cast<RecurrentActorCritic*>(model_.get());
+  if (recurrent_ != nullptr) state_size_ = recurrent_->StateSize();
   local_ = std::make_unique<FlatParameters>(*model_);
   const int64_t n = local_->size();
   owned_params_.assign(local_->params_data(), local_->params_data() + n);
@@ -96,7 +98,21 @@ void A3C::ChooseActions(FloatView obs, int64_t k, bool deterministic,
   ScopedTimer timer("act");
   c10::InferenceMode guard;
   const auto x = torch::from_blob(const_cast<float*>(obs.data), {k, obs_size_});
-  const ModelOutput out = model_->Forward(x);
+  ModelOutput out;
+  if (recurrent_ != nullptr) {
+    std::vector<float>& state = record ? train_state_ : eval_state_;
+    const auto size = static_cast<size_t>(k * state_size_);
+    if (state.size() != size) state.assign(size, 0.0f);
+    const RecurrentStep step =
+        recurrent_->Step(recurrent_->Encode(x),
+                         torch::from_blob(state.data(), {k, state_size_}));
+    out = recurrent_->Heads(step.hidden);
+    const auto next_state = step.state.contiguous();
+    std::memcpy(state.data(), next_state.data_ptr<float>(),
+                size * sizeof(float));
+  } else {
+    out = model_->Forward(x);
+  }
   const auto values = out.value.contiguous();
   const float* v = values.data_ptr<float>();
   actions_.resize(k);
@@ -186,6 +202,11 @@ const std::vector<Action>& A3C::BatchActAndTrain(FloatView obs,
                                                  int64_t batch_size) {
   if (rollout_.steps == 0) {
     rollout_.batch = batch_size;
+    if (recurrent_ != nullptr) {
+      const auto size = static_cast<size_t>(batch_size * state_size_);
+      if (train_state_.size() != size) train_state_.assign(size, 0.0f);
+      rollout_.initial_state = train_state_;
+    }
   } else if (batch_size != rollout_.batch) {
     throw std::invalid_argument(
         "A3C: batch size changed from " + std::to_string(rollout_.batch) +
@@ -224,6 +245,9 @@ void A3C::BatchObserveAndTrain(FloatView next_obs,
     } else {
       all_ended = false;
     }
+    if ((terminal[r] || episode_end[r]) && recurrent_ != nullptr) {
+      std::fill_n(train_state_.begin() + r * state_size_, state_size_, 0.0f);
+    }
   }
   if (rollout_.steps < options_.t_max && !all_ended) return;
   for (int64_t r = 0; r < k; ++r) {
@@ -245,20 +269,72 @@ void A3C::StopEpisodeAndTrain(FloatView obs, double reward, bool terminal) {
   BatchObserveAndTrain(obs, {reward}, {static_cast<uint8_t>(terminal)}, {1});
 }
 
+void A3C::RecomputeRecurrent(ModelOutput* out,
+                             torch::Tensor* bootstrap_values) {
+  const int64_t k = rollout_.batch;
+  const int64_t steps = rollout_.steps;
+  const int64_t b = rollout_.num_bootstrap;
+  const auto obs =
+      torch::from_blob(rollout_.obs.data(), {steps * k, obs_size_});
+  const torch::Tensor features = recurrent_->Encode(obs);
+  torch::Tensor state =
+      torch::from_blob(rollout_.initial_state.data(), {k, state_size_});
+  std::vector<torch::Tensor> hidden;
+  hidden.reserve(steps);
+  // Bootstrap observation j is evaluated from the state of its row after
+  // the step that led to it.
+  std::vector<torch::Tensor> bootstrap_states(b);
+  std::vector<float> keep(k);
+  for (int64_t s = 0; s < steps; ++s) {
+    const RecurrentStep step =
+        recurrent_->Step(features.slice(0, s * k, (s + 1) * k), state);
+    hidden.push_back(step.hidden);
+    state = step.state;
+    bool any_ended = false;
+    for (int64_t r = 0; r < k; ++r) {
+      const int64_t next = rollout_.next[s * k + r];
+      if (next >= 0) bootstrap_states[next] = state[r].detach();
+      keep[r] = next == kContinue ? 1.0f : 0.0f;
+      any_ended |= next != kContinue;
+    }
+    if (any_ended && s + 1 < steps) {
+      state = state * torch::tensor(keep).view({k, 1});
+    }
+  }
+  *out = recurrent_->Heads(torch::cat(hidden));
+  if (b == 0) {
+    *bootstrap_values = torch::zeros({0});
+    return;
+  }
+  torch::NoGradGuard no_grad;
+  const auto boot_obs =
+      torch::from_blob(rollout_.bootstrap_obs.data(), {b, obs_size_});
+  const RecurrentStep boot = recurrent_->Step(recurrent_->Encode(boot_obs),
+                                              torch::stack(bootstrap_states));
+  *bootstrap_values = recurrent_->Heads(boot.hidden).value;
+}
+
 A3C::Losses A3C::ComputeLosses() {
   const int64_t k = rollout_.batch;
   const int64_t n = rollout_.steps * k;
   const int64_t b = rollout_.num_bootstrap;
   ASYNCRL_CHECK_GT(n, 0);
-  const auto obs = torch::from_blob(rollout_.obs.data(), {n, obs_size_});
-  torch::Tensor input = obs;
-  if (b > 0) {
-    input = torch::cat(
-        {obs, torch::from_blob(rollout_.bootstrap_obs.data(), {b, obs_size_})});
+  ModelOutput out;
+  torch::Tensor boot;
+  if (recurrent_ != nullptr) {
+    RecomputeRecurrent(&out, &boot);
+  } else {
+    const auto obs = torch::from_blob(rollout_.obs.data(), {n, obs_size_});
+    torch::Tensor input = obs;
+    if (b > 0) {
+      input = torch::cat({obs, torch::from_blob(rollout_.bootstrap_obs.data(),
+                                                {b, obs_size_})});
+    }
+    out = model_->Forward(input);
+    boot = out.value.slice(0, n, n + b).detach();
   }
-  const ModelOutput out = model_->Forward(input);
+  boot = boot.contiguous();
   const torch::Tensor v = out.value.slice(0, 0, n);
-  const torch::Tensor boot = out.value.slice(0, n, n + b).detach().contiguous();
   const float* boot_v = boot.data_ptr<float>();
 
   A3CUpdateInfo& info = last_update_;

@@ -6,9 +6,16 @@
 // Fast path: acting runs under c10::InferenceMode and keeps no graph; an
 // update recomputes the whole rollout in one batched forward pass with
 // autograd (the same gradients as the step-by-step formulation for
-// feed-forward models). Parameters, gradients and optimizer statistics are
-// flat arrays, so clipping, the optimizer step and the refresh are single
-// passes.
+// feed-forward models). Recurrent models (agents/recurrent_models.h) carry
+// their state across steps, one row per environment, reset it at episode
+// ends and keep it out of the graph between updates (it is stored as plain
+// floats); an update recomputes the rollout from the state stored at its
+// start: one batched encoder pass, the recurrent core step by step (states
+// of rows whose episode ended are zeroed, as when acting), one batched head
+// pass; the same gradients as the step-by-step formulation. Act() keeps its
+// own recurrent state, reset by StopEpisode(). Parameters, gradients and
+// optimizer statistics are flat arrays, so clipping, the optimizer step and the
+// refresh are single passes.
 #ifndef ASYNCRL_AGENTS_A3C_H_
 #define ASYNCRL_AGENTS_A3C_H_
 
@@ -19,6 +26,7 @@
 #include "agents/agent.h"
 #include "agents/flat_parameters.h"
 #include "agents/models.h"
+#include "agents/recurrent_models.h"
 #include "agents/shared_rmsprop.h"
 
 namespace asyncrl {
@@ -63,7 +71,7 @@ class A3C : public BatchAgent, public LearningRateControl {
   Action ActAndTrain(FloatView obs, double reward) override;
   void StopEpisodeAndTrain(FloatView obs, double reward,
                            bool terminal) override;
-  void StopEpisode() override {}
+  void StopEpisode() override { eval_state_.clear(); }
   const std::vector<Action>& BatchActAndTrain(FloatView obs,
                                               int64_t batch_size) override;
   void BatchObserveAndTrain(FloatView next_obs,
@@ -88,6 +96,10 @@ class A3C : public BatchAgent, public LearningRateControl {
   int64_t num_updates() const { return num_updates_; }
 
   const A3CUpdateInfo& last_update() const { return last_update_; }
+  // Recurrent models: the training state carried between steps, [K, state
+  // size] row-major (empty before the first step), and Act()'s own state.
+  const std::vector<float>& recurrent_state() const { return train_state_; }
+  const std::vector<float>& eval_recurrent_state() const { return eval_state_; }
 
  private:
   struct Rollout {
@@ -102,6 +114,7 @@ class A3C : public BatchAgent, public LearningRateControl {
     std::vector<int64_t> next;
     std::vector<float> bootstrap_obs;  // [num_bootstrap, obs_size].
     int64_t num_bootstrap = 0;
+    std::vector<float> initial_state;  // Recurrent models: [K, state size].
 
     // Empties the rollout, keeping the buffers' capacity.
     void Clear() {
@@ -124,6 +137,9 @@ class A3C : public BatchAgent, public LearningRateControl {
     torch::Tensor pi_loss;  // Scalar.
     torch::Tensor v_loss;   // Scalar.
   };
+  // Recurrent models: the rollout's outputs (rows 0..n) recomputed from its
+  // initial state, and the values of its bootstrap observations.
+  void RecomputeRecurrent(ModelOutput* out, torch::Tensor* bootstrap_values);
   // Losses of the current rollout; fills last_update_'s returns/advantages.
   Losses ComputeLosses();
   // The loss an update differentiates: coefficients and scalings applied.
@@ -132,6 +148,10 @@ class A3C : public BatchAgent, public LearningRateControl {
   void RefreshLocal();
 
   std::shared_ptr<ActorCriticModel> model_;
+  RecurrentActorCritic* recurrent_ = nullptr;  // model_, if recurrent.
+  int64_t state_size_ = 0;                     // Per row; 0 if feed-forward.
+  std::vector<float> train_state_;             // [K, state size].
+  std::vector<float> eval_state_;              // [1, state size]; Act().
   Space observation_space_;
   Space action_space_;
   A3COptions options_;

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "agents/conv_models.h"
+#include "agents/recurrent_models.h"
 #include "misc/strings.h"
 
 namespace asyncrl {
@@ -35,7 +37,22 @@ int64_t ObsSize(const Space& observation_space) {
   return observation_space.FlatSize();
 }
 
+template <typename Model>
+std::shared_ptr<ActorCriticModel> Share(Model model) {
+  return std::static_pointer_cast<ActorCriticModel>(model.ptr());
+}
+
 }  // namespace
+
+std::string AutoArch(const Space& observation_space,
+                     const Space& action_space) {
+  if (!action_space.IsDiscrete()) return "fc-gaussian";
+  const auto& s = observation_space.shape;
+  if (!observation_space.IsDiscrete() && s.size() == 3) {
+    return s[1] >= 20 && s[2] >= 20 ? "atari-conv" : "minatar-conv";
+  }
+  return "fc-softmax";
+}
 
 FcSoftmaxActorCriticImpl::FcSoftmaxActorCriticImpl(int64_t obs_size,
                                                    int64_t n_actions,
@@ -92,9 +109,7 @@ std::shared_ptr<ActorCriticModel> ModelRegistry::Make(
     const std::string& name, const Space& observation_space,
     const Space& action_space) const {
   std::string resolved = name;
-  if (name == "auto") {
-    resolved = action_space.IsDiscrete() ? "fc-softmax" : "fc-gaussian";
-  }
+  if (name == "auto") resolved = AutoArch(observation_space, action_space);
   auto it = entries_.find(resolved);
   if (it == entries_.end()) {
     throw std::invalid_argument("unknown arch '" + name +
@@ -112,16 +127,49 @@ std::shared_ptr<ActorCriticModel> ModelRegistry::Make(
 void RegisterBuiltinModels(ModelRegistry& registry) {
   registry.Register("fc-softmax",
                     {[](const Space& obs, const Space& act) {
-                       return std::static_pointer_cast<ActorCriticModel>(
-                           FcSoftmaxActorCritic(ObsSize(obs), act.n).ptr());
+                       return Share(FcSoftmaxActorCritic(ObsSize(obs), act.n));
                      },
                      true});
   registry.Register("fc-gaussian",
                     {[](const Space& obs, const Space& act) {
-                       return std::static_pointer_cast<ActorCriticModel>(
-                           FcGaussianActorCritic(ObsSize(obs), act).ptr());
+                       return Share(FcGaussianActorCritic(ObsSize(obs), act));
                      },
                      false});
+  registry.Register("minatar-conv",
+                    {[](const Space& obs, const Space& act) {
+                       return Share(TrunkActorCritic(MinAtarTrunk(obs), act.n));
+                     },
+                     true});
+  registry.Register("atari-conv",
+                    {[](const Space& obs, const Space& act) {
+                       return Share(TrunkActorCritic(AtariTrunk(obs), act.n));
+                     },
+                     true});
+  // LSTM variants: the conv trunks feed an LSTM of the trunk's width; the
+  // fully connected ones are the reference's LSTMGaussian layout (per branch
+  // Linear(obs, 200) -> ReLU -> LSTM(200, 128)) and its softmax twin.
+  registry.Register("minatar-conv-lstm",
+                    {[](const Space& obs, const Space& act) {
+                       return Share(LstmActorCritic(
+                           std::vector<Trunk>{MinAtarTrunk(obs)}, 128, act));
+                     },
+                     true});
+  registry.Register("atari-conv-lstm",
+                    {[](const Space& obs, const Space& act) {
+                       return Share(LstmActorCritic(
+                           std::vector<Trunk>{AtariTrunk(obs)}, 256, act));
+                     },
+                     true});
+  for (const bool discrete : {true, false}) {
+    registry.Register(
+        discrete ? "fc-softmax-lstm" : "fc-gaussian-lstm",
+        {[](const Space& obs, const Space& act) {
+           return Share(LstmActorCritic(
+               std::vector<Trunk>{FcTrunk(obs, 200), FcTrunk(obs, 200)}, 128,
+               act));
+         },
+         discrete});
+  }
 }
 
 ModelRegistry& DefaultModelRegistry() {

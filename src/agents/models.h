@@ -68,8 +68,7 @@ class FcGaussianActorCriticImpl : public ActorCriticModel {
 };
 TORCH_MODULE(FcGaussianActorCritic);
 
-// Name-to-factory registry of models. "auto" picks fc-softmax for Discrete
-// action spaces and fc-gaussian for Box ones.
+// Name-to-factory registry of models; "auto" resolves with AutoArch.
 class ModelRegistry {
  public:
   using Factory = std::function<std::shared_ptr<ActorCriticModel>(
@@ -92,6 +91,13 @@ class ModelRegistry {
   std::map<std::string, Entry> entries_;
 };
 
+// What "auto" picks: fc-gaussian for Box actions; for Discrete actions,
+// minatar-conv for small [C, H, W] images, atari-conv for images of at least
+// 20x20, fc-softmax otherwise.
+std::string AutoArch(const Space& observation_space, const Space& action_space);
+
+// Registers fc-softmax, fc-gaussian, minatar-conv, atari-conv and the LSTM
+// variant of each (<name>-lstm).
 void RegisterBuiltinModels(ModelRegistry& registry);
 ModelRegistry& DefaultModelRegistry();
 

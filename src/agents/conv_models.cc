@@ -1,0 +1,97 @@
+#include "agents/conv_models.h"
+
+#include <stdexcept>
+
+namespace asyncrl {
+namespace {
+
+// Output side of a convolution without padding.
+int64_t ConvOut(int64_t side, int64_t kernel, int64_t stride) {
+  return (side - kernel) / stride + 1;
+}
+
+// Reshapes flat rows back into images.
+torch::nn::Functional AsImages(const Space& space) {
+  const std::vector<int64_t> shape = {-1, space.shape[0], space.shape[1],
+                                      space.shape[2]};
+  return torch::nn::Functional(
+      [shape](const torch::Tensor& x) { return x.view(shape); });
+}
+
+}  // namespace
+
+void RequireImage(const std::string& arch, const Space& observation_space,
+                  int64_t min_side) {
+  const auto& s = observation_space.shape;
+  if (observation_space.IsDiscrete() || s.size() != 3 || s[1] < min_side ||
+      s[2] < min_side) {
+    throw std::invalid_argument(
+        "arch '" + arch +
+        "' needs image observations of shape [C, H, W] with " +
+        "H, W >= " + std::to_string(min_side) + "; the environment's are " +
+        observation_space.ToString());
+  }
+}
+
+Trunk MinAtarTrunk(const Space& observation_space) {
+  RequireImage("minatar-conv", observation_space, 3);
+  const int64_t c = observation_space.shape[0];
+  const int64_t h = ConvOut(observation_space.shape[1], 3, 1);
+  const int64_t w = ConvOut(observation_space.shape[2], 3, 1);
+  Trunk trunk;
+  trunk.features = 128;
+  trunk.net = torch::nn::Sequential(
+      AsImages(observation_space),
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(c, 16, 3)), torch::nn::ReLU(),
+      torch::nn::Flatten(), torch::nn::Linear(16 * h * w, trunk.features),
+      torch::nn::ReLU());
+  return trunk;
+}
+
+Trunk AtariTrunk(const Space& observation_space) {
+  RequireImage("atari-conv", observation_space, 20);
+  const int64_t c = observation_space.shape[0];
+  const int64_t h = ConvOut(ConvOut(observation_space.shape[1], 8, 4), 4, 2);
+  const int64_t w = ConvOut(ConvOut(observation_space.shape[2], 8, 4), 4, 2);
+  Trunk trunk;
+  trunk.features = 256;
+  trunk.net = torch::nn::Sequential(
+      AsImages(observation_space),
+      torch::nn::Functional(
+          [](const torch::Tensor& x) { return x * (1.0 / 255.0); }),
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(c, 16, 8).stride(4)),
+      torch::nn::ReLU(),
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(16, 32, 4).stride(2)),
+      torch::nn::ReLU(), torch::nn::Flatten(),
+      torch::nn::Linear(32 * h * w, trunk.features), torch::nn::ReLU());
+  return trunk;
+}
+
+Trunk FcTrunk(const Space& observation_space, int64_t width) {
+  if (observation_space.IsDiscrete()) {
+    throw std::invalid_argument(
+        "observation space " + observation_space.ToString() +
+        " is not supported; accepted: Box observations");
+  }
+  Trunk trunk;
+  trunk.features = width;
+  trunk.net = torch::nn::Sequential(
+      torch::nn::Linear(observation_space.FlatSize(), width),
+      torch::nn::ReLU());
+  return trunk;
+}
+
+TrunkActorCriticImpl::TrunkActorCriticImpl(Trunk trunk, int64_t n_actions)
+    : trunk_(register_module("trunk", trunk.net)),
+      pi_(register_module("pi", torch::nn::Linear(trunk.features, n_actions))),
+      v_(register_module("v", torch::nn::Linear(trunk.features, 1))) {}
+
+ModelOutput TrunkActorCriticImpl::Forward(const torch::Tensor& obs) {
+  const torch::Tensor h = trunk_->forward(obs);
+  ModelOutput out;
+  out.logits = pi_->forward(h);
+  out.value = v_->forward(h).squeeze(-1);
+  return out;
+}
+
+}  // namespace asyncrl

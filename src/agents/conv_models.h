@@ -1,0 +1,57 @@
+// Convolutional actor-critics for image observations ([C, H, W] float
+// boxes): MinAtar's baseline body and the reference's Atari network. Both
+// share one trunk between a linear softmax policy head and a linear value
+// head. The trunks are also the encoders of the recurrent variants
+// (agents/recurrent_models.h).
+#ifndef ASYNCRL_AGENTS_CONV_MODELS_H_
+#define ASYNCRL_AGENTS_CONV_MODELS_H_
+
+#include <torch/torch.h>
+
+#include "agents/models.h"
+
+namespace asyncrl {
+
+// A feature extractor: maps [N, observation size] (flat rows, as agents hold
+// observations) to [N, features].
+struct Trunk {
+  torch::nn::Sequential net{nullptr};
+  int64_t features = 0;
+};
+
+// MinAtar's baseline body (Young & Tian, 2019): a 3x3 convolution with 16
+// channels (stride 1, no padding), ReLU, a 128-unit fully connected layer,
+// ReLU. Needs [C, H, W] observations with H, W >= 3.
+Trunk MinAtarTrunk(const Space& observation_space);
+
+// The reference's Atari body (Mnih et al., 2016): inputs scaled by 1/255,
+// conv 16x8x8 stride 4, conv 32x4x4 stride 2, a 256-unit fully connected
+// layer, ReLU after each. Needs [C, H, W] observations with H, W >= 20
+// (84x84 frames in the original).
+Trunk AtariTrunk(const Space& observation_space);
+
+// A linear layer of `width` units and a ReLU over flat observations.
+Trunk FcTrunk(const Space& observation_space, int64_t width);
+
+// Throws std::invalid_argument naming `arch` and the observation space
+// unless it is a Box of shape [C, H, W] with H, W >= min_side.
+void RequireImage(const std::string& arch, const Space& observation_space,
+                  int64_t min_side);
+
+// A trunk shared by a linear softmax policy head and a linear value head.
+class TrunkActorCriticImpl : public ActorCriticModel {
+ public:
+  TrunkActorCriticImpl(Trunk trunk, int64_t n_actions);
+  PolicyKind Kind() const override { return PolicyKind::kCategorical; }
+  ModelOutput Forward(const torch::Tensor& obs) override;
+
+ private:
+  torch::nn::Sequential trunk_{nullptr};
+  torch::nn::Linear pi_{nullptr};
+  torch::nn::Linear v_{nullptr};
+};
+TORCH_MODULE(TrunkActorCritic);
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_AGENTS_CONV_MODELS_H_

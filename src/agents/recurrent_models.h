@@ -1,0 +1,80 @@
+// Recurrent (LSTM) actor-critics. A recurrent model is split into an
+// encoder applied to every observation at once, a recurrent core stepped one
+// time step at a time, and heads applied to every hidden output at once, so
+// an update can recompute a whole rollout from its stored initial state with
+// batched encoder and head passes (agents/a3c.h).
+//
+// The recurrent state of a batch of B sequences is one float tensor
+// [B, StateSize()] (the LSTMs' h and c, concatenated); all zeros is the state
+// at an episode start.
+#ifndef ASYNCRL_AGENTS_RECURRENT_MODELS_H_
+#define ASYNCRL_AGENTS_RECURRENT_MODELS_H_
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "agents/conv_models.h"
+#include "agents/models.h"
+
+namespace asyncrl {
+
+// What one step of the recurrent core returns.
+struct RecurrentStep {
+  torch::Tensor hidden;  // [B, hidden size]: the heads' input.
+  torch::Tensor state;   // [B, StateSize()]: the state after the step.
+};
+
+class RecurrentActorCritic : public ActorCriticModel {
+ public:
+  virtual int64_t StateSize() const = 0;
+  // [N, observation size] -> [N, features]; no recurrence.
+  virtual torch::Tensor Encode(const torch::Tensor& obs) = 0;
+  // One time step for B sequences: features [B, features], state [B, S].
+  virtual RecurrentStep Step(const torch::Tensor& features,
+                             const torch::Tensor& state) = 0;
+  // [N, hidden size] -> policy parameters and values of N rows.
+  virtual ModelOutput Heads(const torch::Tensor& hidden) = 0;
+
+  // One step of B observations from the zero (episode-start) state.
+  ModelOutput Forward(const torch::Tensor& obs) final;
+};
+
+// LSTM actor-critics in two layouts:
+// - shared trunk (MinAtar and Atari networks): trunk -> LSTMCell -> linear
+//   policy and value heads;
+// - separate branches (the reference's LSTMGaussian and its softmax twin):
+//   policy and value each get their own trunk and LSTMCell.
+// The policy is a softmax over n actions, or a Gaussian whose mean is
+// squashed into the action bounds with a state-independent log standard
+// deviation (initialised to 0).
+class LstmActorCriticImpl : public RecurrentActorCritic {
+ public:
+  // `trunks` holds 1 (shared) or 2 (policy, value) trunks.
+  LstmActorCriticImpl(std::vector<Trunk> trunks, int64_t lstm_size,
+                      const Space& action_space);
+
+  PolicyKind Kind() const override { return kind_; }
+  int64_t StateSize() const override;
+  torch::Tensor Encode(const torch::Tensor& obs) override;
+  RecurrentStep Step(const torch::Tensor& features,
+                     const torch::Tensor& state) override;
+  ModelOutput Heads(const torch::Tensor& hidden) override;
+
+ private:
+  PolicyKind kind_;
+  int64_t lstm_size_;
+  std::vector<torch::nn::Sequential> trunks_;
+  std::vector<int64_t> features_;  // Per trunk.
+  std::vector<torch::nn::LSTMCell> cells_;
+  torch::nn::Linear pi_{nullptr};
+  torch::nn::Linear v_{nullptr};
+  torch::Tensor log_std_;
+  torch::Tensor center_;
+  torch::Tensor half_range_;
+};
+TORCH_MODULE(LstmActorCritic);
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_AGENTS_RECURRENT_MODELS_H_

@@ -1,0 +1,275 @@
+// Recurrent A3C: the batched update recomputed from the rollout's stored
+// initial state gives the gradients of the step-by-step formulation (state
+// carried with autograd inside a rollout, reset at episode ends, not
+// back-propagated into the previous rollout), for both LSTM layouts, with
+// two environments whose episodes end at different steps; the recurrent
+// state is carried, reset and kept apart from evaluation's.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "agents/a3c.h"
+#include "agents/recurrent_models.h"
+#include "misc/torch_setup.h"
+
+namespace asyncrl {
+namespace {
+
+using Obs = std::vector<float>;
+
+FloatView View(const Obs& o) {
+  return {o.data(), static_cast<int64_t>(o.size())};
+}
+
+constexpr int64_t kObs = 4;
+constexpr int64_t kK = 2;  // Environments per batch.
+
+enum class End { kNone, kTerminal, kTruncated };
+
+// What one environment saw at one step of a rollout.
+struct RowStep {
+  Obs obs;
+  std::vector<float> action;
+  double reward = 0;
+  End end = End::kNone;
+  Obs next_obs;  // The observation after the step.
+};
+
+class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { ConfigureTorchForFork(); }
+
+  bool gaussian() const { return GetParam(); }
+  Space ActionSpace() const {
+    return gaussian() ? Space::Box({2}, -100.0f, 100.0f) : Space::Discrete(3);
+  }
+  // Softmax: one shared trunk. Gaussian: the LSTMGaussian layout, one trunk
+  // and LSTM per branch.
+  std::shared_ptr<LstmActorCriticImpl> MakeModel() const {
+    torch::manual_seed(7);
+    const Space obs = Space::Box({kObs}, -10.0f, 10.0f);
+    std::vector<Trunk> trunks = {FcTrunk(obs, 16)};
+    if (gaussian()) trunks.push_back(FcTrunk(obs, 16));
+    return LstmActorCritic(trunks, 8, ActionSpace()).ptr();
+  }
+  A3COptions Options() const {
+    A3COptions options;
+    options.t_max = 3;
+    options.beta = 0.05;
+    options.max_grad_norm = 0;
+    return options;
+  }
+
+  // The reference formulation for one environment's part of a rollout:
+  // one forward step with autograd per time step from `state` ([1, S]),
+  // the state zeroed after an episode end, bootstrap values from the state
+  // after the step (kept out of the graph). Returns the weighted loss.
+  static torch::Tensor StepwiseLoss(RecurrentActorCritic& model,
+                                    const std::vector<RowStep>& steps,
+                                    torch::Tensor state, const A3COptions& o) {
+    const auto n = static_cast<int64_t>(steps.size());
+    std::vector<ModelOutput> outs;
+    std::vector<double> boot(n, 0.0);
+    for (int64_t i = 0; i < n; ++i) {
+      const auto x = torch::tensor(steps[i].obs).view({1, -1});
+      const RecurrentStep step = model.Step(model.Encode(x), state);
+      outs.push_back(model.Heads(step.hidden));
+      state = step.state;
+      const bool last = i == n - 1;
+      if (steps[i].end == End::kTruncated ||
+          (last && steps[i].end == End::kNone)) {
+        torch::NoGradGuard g;
+        const auto nx = torch::tensor(steps[i].next_obs).view({1, -1});
+        boot[i] = model.Heads(model.Step(model.Encode(nx), state).hidden)
+                      .value.item<double>();
+      }
+      if (steps[i].end != End::kNone) state = torch::zeros_like(state);
+    }
+    double r = 0;
+    torch::Tensor pi_loss = torch::zeros({});
+    torch::Tensor v_loss = torch::zeros({});
+    for (int64_t i = n - 1; i >= 0; --i) {
+      const bool last = i == n - 1;
+      if (steps[i].end == End::kTerminal) {
+        r = 0;
+      } else if (steps[i].end == End::kTruncated || last) {
+        r = boot[i];
+      }
+      r = steps[i].reward + o.gamma * r;
+      const ModelOutput& out = outs[i];
+      const auto v = out.value.squeeze();
+      torch::Tensor log_prob;
+      torch::Tensor entropy;
+      if (out.logits.defined()) {
+        const auto lp = torch::log_softmax(out.logits.squeeze(0), -1);
+        log_prob = lp[static_cast<int64_t>(steps[i].action[0])];
+        entropy = -(lp.exp() * lp).sum();
+      } else {
+        const auto a = torch::tensor(steps[i].action);
+        const auto mean = out.mean.squeeze(0);
+        const auto log_std = out.log_std.squeeze(0);
+        log_prob = (-(a - mean).pow(2) / (2 * torch::exp(2 * log_std)) -
+                    log_std - 0.5 * std::log(2 * M_PI))
+                       .sum();
+        entropy = (0.5 + 0.5 * std::log(2 * M_PI) + log_std).sum();
+      }
+      const double advantage = r - v.item<double>();
+      pi_loss = pi_loss - log_prob * advantage - o.beta * entropy;
+      v_loss = v_loss + (v - r).pow(2) / 2;
+    }
+    return pi_loss * o.pi_loss_coef + v_loss * o.v_loss_coef;
+  }
+
+  // Gradients of the reference over K rows, averaged as A3C averages them.
+  static torch::Tensor StepwiseGrads(
+      RecurrentActorCritic& model,
+      const std::vector<std::vector<RowStep>>& rows,
+      const std::vector<torch::Tensor>& initial_states, const A3COptions& o) {
+    torch::Tensor loss = torch::zeros({});
+    for (size_t r = 0; r < rows.size(); ++r) {
+      loss = loss + StepwiseLoss(model, rows[r], initial_states[r], o);
+    }
+    for (auto& p : model.parameters()) p.mutable_grad() = torch::Tensor();
+    (loss / static_cast<double>(rows.size())).backward();
+    std::vector<torch::Tensor> grads;
+    for (auto& p : model.parameters()) grads.push_back(p.grad().flatten());
+    return torch::cat(grads);
+  }
+
+  // The state each row reaches by replaying `rows` without autograd.
+  static std::vector<torch::Tensor> Replay(
+      RecurrentActorCritic& model,
+      const std::vector<std::vector<RowStep>>& rows,
+      std::vector<torch::Tensor> states) {
+    torch::NoGradGuard g;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      for (const RowStep& s : rows[r]) {
+        const auto x = torch::tensor(s.obs).view({1, -1});
+        states[r] = model.Step(model.Encode(x), states[r]).state;
+        if (s.end != End::kNone) states[r] = torch::zeros_like(states[r]);
+      }
+    }
+    return states;
+  }
+
+  static void CopyParams(const torch::Tensor& flat, torch::nn::Module& m) {
+    torch::NoGradGuard g;
+    int64_t offset = 0;
+    for (auto& p : m.parameters()) {
+      p.copy_(flat.slice(0, offset, offset + p.numel()).view(p.sizes()));
+      offset += p.numel();
+    }
+  }
+
+  // Plays one rollout of t_max steps on K rows with the given episode ends
+  // (ends[step][row]); returns what each row saw.
+  std::vector<std::vector<RowStep>> PlayRollout(
+      A3C& agent, const std::vector<std::vector<End>>& ends) {
+    std::vector<std::vector<RowStep>> rows(kK);
+    for (size_t s = 0; s < ends.size(); ++s) {
+      const auto obs_t = torch::randn({kK * kObs}).contiguous();
+      const Obs obs(obs_t.data_ptr<float>(),
+                    obs_t.data_ptr<float>() + kK * kObs);
+      const auto& actions = agent.BatchActAndTrain(View(obs), kK);
+      const auto next_t = torch::randn({kK * kObs}).contiguous();
+      const Obs next(next_t.data_ptr<float>(),
+                     next_t.data_ptr<float>() + kK * kObs);
+      std::vector<double> rewards;
+      std::vector<uint8_t> terminal;
+      std::vector<uint8_t> episode_end;
+      for (int64_t r = 0; r < kK; ++r) {
+        RowStep step;
+        step.obs.assign(obs.begin() + r * kObs, obs.begin() + (r + 1) * kObs);
+        step.next_obs.assign(next.begin() + r * kObs,
+                             next.begin() + (r + 1) * kObs);
+        const Action& a = actions[r];
+        if (gaussian()) {
+          step.action.assign(a.values.data, a.values.data + a.values.size);
+        } else {
+          step.action = {static_cast<float>(a.index)};
+        }
+        step.reward = 0.5 * static_cast<double>(s) - 0.25 * r;
+        step.end = ends[s][r];
+        rewards.push_back(step.reward);
+        terminal.push_back(step.end == End::kTerminal);
+        episode_end.push_back(step.end != End::kNone);
+        rows[r].push_back(step);
+      }
+      agent.BatchObserveAndTrain(View(next), rewards, terminal, episode_end);
+    }
+    return rows;
+  }
+};
+
+TEST_P(RecurrentA3CTest, BatchedUpdateEqualsStepByStep) {
+  const A3COptions options = Options();
+  A3C agent(MakeModel(), Space::Box({kObs}, -10.0f, 10.0f), ActionSpace(),
+            options);
+  auto reference = MakeModel();
+  const int64_t s = reference->StateSize();
+  torch::manual_seed(11);
+
+  // Rollout 1: row 0's episode ends (terminal) after its second step, row
+  // 1's runs on.
+  const auto rows1 = PlayRollout(agent, {{End::kNone, End::kNone},
+                                         {End::kTerminal, End::kNone},
+                                         {End::kNone, End::kNone}});
+  ASSERT_EQ(agent.num_updates(), 1);
+  const std::vector<torch::Tensor> zero = {torch::zeros({1, s}),
+                                           torch::zeros({1, s})};
+  torch::Tensor expected = StepwiseGrads(*reference, rows1, zero, options);
+  torch::Tensor batched = agent.local().grads().clone();
+  EXPECT_TRUE(torch::allclose(batched, expected, 1e-4, 1e-5))
+      << "update 1: max difference "
+      << (batched - expected).abs().max().item<double>();
+  EXPECT_GT(expected.abs().sum().item<double>(), 0.0);
+
+  // Rollout 2 starts from the states rollout 1 left (not zero for either
+  // row) with the updated weights; row 1 is cut by a time limit after its
+  // first step.
+  const std::vector<torch::Tensor> start = Replay(*reference, rows1, zero);
+  EXPECT_GT(start[0].abs().sum().item<double>(), 0.0);
+  const torch::Tensor weights = agent.local().params().clone();
+  const auto rows2 = PlayRollout(agent, {{End::kNone, End::kTruncated},
+                                         {End::kNone, End::kNone},
+                                         {End::kNone, End::kNone}});
+  ASSERT_EQ(agent.num_updates(), 2);
+  CopyParams(weights, *reference);
+  expected = StepwiseGrads(*reference, rows2, start, options);
+  batched = agent.local().grads();
+  EXPECT_TRUE(torch::allclose(batched, expected, 1e-4, 1e-5))
+      << "update 2: max difference "
+      << (batched - expected).abs().max().item<double>();
+}
+
+TEST_P(RecurrentA3CTest, StateIsCarriedResetAndKeptApartFromEvaluation) {
+  A3C agent(MakeModel(), Space::Box({kObs}, -10.0f, 10.0f), ActionSpace(),
+            Options());
+  const Obs obs = {0.1f, -0.2f, 0.3f, 0.4f};
+  agent.ActAndTrain(View(obs), 0);
+  const std::vector<float> after_one = agent.recurrent_state();
+  ASSERT_FALSE(after_one.empty());
+  EXPECT_NE(after_one, std::vector<float>(after_one.size(), 0.0f));
+  agent.ActAndTrain(View(obs), 0);
+  EXPECT_NE(agent.recurrent_state(), after_one);  // Carried and advanced.
+
+  // Evaluation steps its own state, leaving training's alone.
+  const std::vector<float> training = agent.recurrent_state();
+  agent.Act(View(obs));
+  agent.Act(View(obs));
+  EXPECT_EQ(agent.recurrent_state(), training);
+  EXPECT_FALSE(agent.eval_recurrent_state().empty());
+  agent.StopEpisode();
+  EXPECT_TRUE(agent.eval_recurrent_state().empty());  // Fresh next episode.
+
+  agent.StopEpisodeAndTrain(View(obs), 1.0, /*terminal=*/true);
+  EXPECT_EQ(agent.recurrent_state(), std::vector<float>(training.size(), 0.0f));
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, RecurrentA3CTest,
+                         ::testing::Values(false, true), [](const auto& info) {
+                           return info.param ? "LstmGaussian" : "LstmSoftmax";
+                         });
+
+}  // namespace
+}  // namespace asyncrl
