@@ -136,19 +136,20 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
       "t-max", po::value(&a.t_max)->default_value(5), "steps per update")(
       "beta", po::value(&a.beta)->default_value(0.01), "entropy weight")(
       "gamma", po::value(&a.gamma)->default_value(0.99), "discount factor")(
-      "lr", po::value(&a.optimizer.lr)->default_value(7e-4), "learning rate")(
+      "lr", po::value(&a.optimizer.lr)->default_value(7e-4),
+      "learning rate (image observations: 2e-3 unless given)")(
       "lr-decay", po::bool_switch(&f.lr_decay),
       "decay the learning rate linearly to 0 over --steps")(
       "rmsprop-epsilon", po::value(&a.optimizer.eps)->default_value(0.1),
-      "RMSprop epsilon (inside the square root)")(
-      "rmsprop-alpha", po::value(&a.optimizer.alpha)->default_value(0.99),
-      "RMSprop decay")("weight-decay",
-                       po::value(&a.optimizer.weight_decay)->default_value(0.0),
-                       "L2 penalty")(
+      "RMSprop epsilon (inside the square root; image observations: 1e-5 "
+      "unless given)")("rmsprop-alpha",
+                       po::value(&a.optimizer.alpha)->default_value(0.99),
+                       "RMSprop decay")(
+      "weight-decay", po::value(&a.optimizer.weight_decay)->default_value(0.0),
+      "L2 penalty")(
       "max-grad-norm", po::value(&a.max_grad_norm)->default_value(40.0),
       "clip gradients to this global L2 norm (<= 0: no clipping)")(
-      "reward-scale-factor",
-      po::value(&f.reward_scale_factor),
+      "reward-scale-factor", po::value(&f.reward_scale_factor),
       "multiply training rewards by this (default: 0.01 as the reference's "
       "gym example, 1 for image observations as its Atari example)")(
       "steps", po::value(&t.steps)->default_value(80000000),
@@ -295,10 +296,15 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
           JoinNames(DefaultModelRegistry().Names()));
   {
     auto env = MakeEnv(f.env);
+    // Image observations (MinAtar) get their own defaults, as the
+    // reference's Atari example has its own: see ImageDefaults in the
+    // README for the measurements behind them.
+    const bool image = env->ObservationSpace().shape.size() == 3;
     if (vm.count("reward-scale-factor") == 0) {
-      f.reward_scale_factor =
-          env->ObservationSpace().shape.size() == 3 ? 1.0 : 0.01;
+      f.reward_scale_factor = image ? 1.0 : 0.01;
     }
+    if (image && vm["lr"].defaulted()) a.optimizer.lr = 2e-3;
+    if (image && vm["rmsprop-epsilon"].defaulted()) a.optimizer.eps = 1e-5;
     try {
       DefaultModelRegistry().Make(f.arch, env->ObservationSpace(),
                                   env->ActionSpace());
@@ -339,6 +345,8 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
   if (vm.count("reward-scale-factor") == 0) {
     f.resolved["reward-scale-factor"] = Str(f.reward_scale_factor);
   }
+  f.resolved["lr"] = Str(a.optimizer.lr);
+  f.resolved["rmsprop-epsilon"] = Str(a.optimizer.eps);
   if (!f.resume.empty()) {
     std::vector<std::string> changes;
     for (const auto& key : f.resume_changes) {

@@ -101,10 +101,17 @@ INSTANTIATE_TEST_SUITE_P(
                 "only with --eval-interval > 0"},
         BadFlag{"--env Nope-v0",
                 "--env=Nope-v0 is invalid; accepted: Acrobot-v1, CartPole-v0, "
-                "CartPole-v1, MountainCar-v0, Pendulum-v1"},
-        BadFlag{
-            "--arch nope",
-            "--arch=nope is invalid; accepted: auto, fc-gaussian, fc-softmax"},
+                "CartPole-v1, MinAtar/Asterix, MinAtar/Asterix-minimal, "
+                "MinAtar/Breakout"},
+        BadFlag{"--arch nope",
+                "--arch=nope is invalid; accepted: auto, atari-conv, "
+                "atari-conv-lstm, fc-gaussian, fc-gaussian-lstm, fc-softmax, "
+                "fc-softmax-lstm, minatar-conv, minatar-conv-lstm"},
+        BadFlag{"--arch minatar-conv",
+                "--arch=minatar-conv is invalid; accepted: arch "
+                "'minatar-conv' needs image observations of shape [C, H, W]"},
+        BadFlag{"--env MinAtar/Breakout --arch atari-conv-lstm",
+                "H, W >= 20; the environment's are Box(shape=[4,10,10]"},
         BadFlag{"--arch fc-gaussian", "needs a Box action space"},
         BadFlag{"--load /nonexistent/ckpt",
                 "--load=/nonexistent/ckpt is invalid"},
@@ -156,6 +163,49 @@ TEST(TrainA3CTest, RunCreatesANewFolderWithEverythingAndDemoLoadsIt) {
       "--demo --load " + (run / "3000_finish").string() + " --eval-n-runs 3");
   ASSERT_EQ(demo.status, 0) << demo.output;
   EXPECT_EQ(demo.output.rfind("n_runs: 3 mean: ", 0), 0u) << demo.output;
+}
+
+TEST(TrainA3CTest, MinAtarRunsWithTheRecurrentNetworkAndImageDefaults) {
+  TempDir dir("minatar");
+  const ProcessRun run = TrainA3C(
+      "--outdir " + dir.str() +
+      " --env MinAtar/Breakout --arch minatar-conv-lstm --processes 2"
+      " --steps 2000 --eval-interval 1000 --eval-n-runs 2 --log-level warning");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder =
+      run.Lines().at(0).substr(std::string("results in ").size());
+  const auto args_json = ReadLines(folder / "args.json");
+  for (const char* line :
+       {"  \"lr\": \"0.002\",", "  \"rmsprop-epsilon\": \"1e-05\",",
+        "  \"reward-scale-factor\": \"1\","}) {
+    EXPECT_NE(std::find(args_json.begin(), args_json.end(), line),
+              args_json.end())
+        << line;
+  }
+  EXPECT_EQ(ReadLines(folder / "scores.txt").size(), 3u);  // Header + 2.
+  const ProcessRun demo = TrainA3C(
+      "--demo --env MinAtar/Breakout --arch minatar-conv-lstm --load " +
+      (folder / "2000_finish").string() + " --eval-n-runs 2");
+  ASSERT_EQ(demo.status, 0) << demo.output;
+  EXPECT_EQ(demo.output.rfind("n_runs: 2 mean: ", 0), 0u) << demo.output;
+
+  // Given explicitly, the options win over the image defaults.
+  const ProcessRun given = TrainA3C(
+      "--outdir " + dir.str() +
+      " --env MinAtar/Freeway --processes 1 --steps 200 --eval-interval 0"
+      " --lr 0.001 --rmsprop-epsilon 0.1 --reward-scale-factor 0.5"
+      " --log-level warning");
+  ASSERT_EQ(given.status, 0) << given.output;
+  const auto given_json = ReadLines(
+      fs::path(given.Lines().at(0).substr(std::string("results in ").size())) /
+      "args.json");
+  for (const char* line :
+       {"  \"lr\": \"0.001\",", "  \"rmsprop-epsilon\": \"0.1\",",
+        "  \"reward-scale-factor\": \"0.5\","}) {
+    EXPECT_NE(std::find(given_json.begin(), given_json.end(), line),
+              given_json.end())
+        << line;
+  }
 }
 
 TEST(TrainA3CTest, ConfigFileSetsOptionsAndTheCommandLineWins) {

@@ -1,0 +1,105 @@
+// A3C throughput on MinAtar Breakout with the convolutional networks, t_max
+// 5, default options:
+//  - BM_BreakoutAgentLoop/arch: one agent and one environment in one process
+//    (no trainer), environment steps per second;
+//  - BM_BreakoutTrainer/arch/P: the whole trainer (train_agent_async) with P
+//    worker processes, global steps per second, evaluation off.
+// arch 0 = minatar-conv (feed-forward), 1 = minatar-conv-lstm.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "agents/a3c.h"
+#include "envs/registry.h"
+#include "experiments/train_agent_async.h"
+#include "misc/torch_setup.h"
+
+namespace asyncrl {
+namespace {
+
+const char* kEnv = "MinAtar/Breakout";
+
+std::string Arch(int64_t index) {
+  return index == 0 ? "minatar-conv" : "minatar-conv-lstm";
+}
+
+std::unique_ptr<A3C> MakeAgent(const std::string& arch, int idx) {
+  torch::manual_seed(0);
+  auto probe = MakeEnv(kEnv);
+  A3COptions options;
+  options.seed = static_cast<uint64_t>(idx);
+  return std::make_unique<A3C>(
+      DefaultModelRegistry().Make(arch, probe->ObservationSpace(),
+                                  probe->ActionSpace()),
+      probe->ObservationSpace(), probe->ActionSpace(), options);
+}
+
+void BM_BreakoutAgentLoop(benchmark::State& state) {
+  ConfigureTorchForFork();
+  const std::string arch = Arch(state.range(0));
+  state.SetLabel(arch);
+  auto agent = MakeAgent(arch, 0);
+  auto env = MakeEnv(kEnv);
+  FloatView obs = env->Reset(0);
+  double reward = 0;
+  for (auto _ : state) {
+    const StepResult r = env->Step(agent->ActAndTrain(obs, reward));
+    reward = r.reward;
+    obs = r.observation;
+    if (r.Done()) {
+      agent->StopEpisodeAndTrain(obs, reward, r.terminated);
+      obs = env->Reset();
+      reward = 0;
+    }
+  }
+  state.counters["steps_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_BreakoutAgentLoop)->ArgName("arch")->Arg(0)->Arg(1)->UseRealTime();
+
+void BM_BreakoutTrainer(benchmark::State& state) {
+  ConfigureTorchForFork();
+  const std::string arch = Arch(state.range(0));
+  state.SetLabel(arch);
+  const int processes = static_cast<int>(state.range(1));
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("asyncrl_bench_breakout_" + std::to_string(getpid()));
+  const int64_t steps = 20000 * processes;
+  for (auto _ : state) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    TrainOptions options;
+    options.processes = processes;
+    options.steps = steps;
+    options.outdir = dir.string();
+    options.progress_interval = std::chrono::milliseconds(0);
+    const auto start = std::chrono::steady_clock::now();
+    const TrainResult r = TrainAgentAsync(
+        options, [](int, bool) { return MakeEnv(kEnv); },
+        [&arch](int idx) -> std::unique_ptr<Agent> {
+          return MakeAgent(arch, idx);
+        });
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (r.exit_code != 0) state.SkipWithError(r.message.c_str());
+    state.SetIterationTime(secs);
+  }
+  std::filesystem::remove_all(dir);
+  state.counters["steps_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * steps),
+                         benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_BreakoutTrainer)
+    ->ArgNames({"arch", "processes"})
+    ->ArgsProduct({{0, 1}, {1, 2}})
+    ->UseManualTime()
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace asyncrl
+
+BENCHMARK_MAIN();
