@@ -102,6 +102,28 @@ void StoreResumedOptions(po::variables_map& vm,
   f->resume_saved = saved;
 }
 
+// --demo --load DIR: the environment, network and episode limit of the
+// checkpoint's run unless the command line gives them. A checkpoint that
+// cannot be read is left for --load's own check to report.
+void StoreDemoOptions(po::variables_map& vm,
+                      const po::options_description& desc) {
+  proto::Checkpoint checkpoint;
+  try {
+    checkpoint = LoadCheckpointDir(vm["load"].as<std::string>());
+  } catch (const std::exception&) {
+    return;
+  }
+  std::string text;
+  for (const char* key : {"env", "arch", "max-episode-len"}) {
+    const auto it = checkpoint.metadata().config().find(key);
+    if (it == checkpoint.metadata().config().end()) continue;
+    if (vm.count(key) && !vm[key].defaulted()) continue;
+    text += std::string(key) + " = " + it->second + "\n";
+  }
+  std::istringstream in(text);
+  po::store(po::parse_config_file(in, desc), vm);
+}
+
 }  // namespace
 
 A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
@@ -221,6 +243,9 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
       po::store(po::command_line_parser(args).options(desc).run(), vm);
     }
     if (vm.count("resume")) StoreResumedOptions(vm, desc, &f);
+    if (vm.count("demo") && vm["demo"].as<bool>() && vm.count("load")) {
+      StoreDemoOptions(vm, desc);
+    }
     po::notify(vm);
   } catch (const po::error& e) {
     throw FlagError(e.what());

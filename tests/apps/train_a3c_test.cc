@@ -183,9 +183,10 @@ TEST(TrainA3CTest, MinAtarRunsWithTheRecurrentNetworkAndImageDefaults) {
         << line;
   }
   EXPECT_EQ(ReadLines(folder / "scores.txt").size(), 3u);  // Header + 2.
-  const ProcessRun demo = TrainA3C(
-      "--demo --env MinAtar/Breakout --arch minatar-conv-lstm --load " +
-      (folder / "2000_finish").string() + " --eval-n-runs 2");
+  // The environment and network come from the checkpoint.
+  const ProcessRun demo =
+      TrainA3C("--demo --load " + (folder / "2000_finish").string() +
+               " --eval-n-runs 2");
   ASSERT_EQ(demo.status, 0) << demo.output;
   EXPECT_EQ(demo.output.rfind("n_runs: 2 mean: ", 0), 0u) << demo.output;
 
