@@ -425,13 +425,12 @@ void A3C::Update() {
     scale = ClipScale(last_update_.grad_norm, options_.max_grad_norm);
   }
   {
+    // The step also refreshes the local copy from the parameters it has
+    // just written (Hogwild: they include every other worker's updates up
+    // to that moment), saving a second pass over the shared array.
     ScopedTimer optimizer("optimizer");
-    RmspropStep(options_.optimizer, scale, grads, shared_params_, shared_ms_,
-                n);
-  }
-  {
-    ScopedTimer refresh("refresh");
-    RefreshLocal();
+    RmspropStepAndCopy(options_.optimizer, scale, grads, shared_params_,
+                       shared_ms_, local_->params_data(), n);
   }
   rollout_.Clear();
   ++num_updates_;

@@ -1,7 +1,7 @@
 // The A3C agent (Mnih et al., 2016) with the reference's options: n-step
 // bootstrapped actor-critic updates every t_max steps or at an episode end,
 // gradients clipped by global norm and applied to the shared parameters by
-// the shared RMSprop, the local copy refreshed afterwards.
+// the shared RMSprop, the local copy refreshed in the same pass.
 //
 // Fast path: acting runs under c10::InferenceMode and keeps no graph; an
 // update recomputes the whole rollout in one batched forward pass with

@@ -42,9 +42,15 @@ double SquaredNorm(const float* x, int64_t n) {
   return sum;
 }
 
-void RmspropStep(const RmspropOptions& options, float grad_scale,
-                 const float* __restrict grads, float* __restrict params,
-                 float* __restrict ms, int64_t n) {
+namespace {
+
+// One pass; with kCopy the new parameters also go to `local` while their
+// cache lines are still held, so no second pass re-reads the shared array
+// (which the other workers keep writing).
+template <bool kCopy>
+void Step(const RmspropOptions& options, float grad_scale,
+          const float* __restrict grads, float* __restrict params,
+          float* __restrict ms, float* __restrict local, int64_t n) {
   const auto lr = static_cast<float>(options.lr);
   const auto alpha = static_cast<float>(options.alpha);
   const float one_minus_alpha = 1.0f - alpha;
@@ -54,8 +60,23 @@ void RmspropStep(const RmspropOptions& options, float grad_scale,
     const float g = grad_scale * grads[i] + wd * params[i];
     const float m = alpha * ms[i] + one_minus_alpha * g * g;
     ms[i] = m;
-    params[i] -= lr * g / std::sqrt(m + eps);
+    const float p = params[i] - lr * g / std::sqrt(m + eps);
+    params[i] = p;
+    if constexpr (kCopy) local[i] = p;
   }
+}
+
+}  // namespace
+
+void RmspropStep(const RmspropOptions& options, float grad_scale,
+                 const float* grads, float* params, float* ms, int64_t n) {
+  Step<false>(options, grad_scale, grads, params, ms, nullptr, n);
+}
+
+void RmspropStepAndCopy(const RmspropOptions& options, float grad_scale,
+                        const float* grads, float* params, float* ms,
+                        float* local, int64_t n) {
+  Step<true>(options, grad_scale, grads, params, ms, local, n);
 }
 
 float ClipScale(double norm, double max_norm) {

@@ -28,6 +28,13 @@ double SquaredNorm(const float* x, int64_t n);
 void RmspropStep(const RmspropOptions& options, float grad_scale,
                  const float* grads, float* params, float* ms, int64_t n);
 
+// RmspropStep that also writes each new parameter to local[i] (the
+// worker's copy of the model) in the same pass. `local` must not overlap the
+// other arrays.
+void RmspropStepAndCopy(const RmspropOptions& options, float grad_scale,
+                        const float* grads, float* params, float* ms,
+                        float* local, int64_t n);
+
 // The factor that scales gradients of norm `norm` down to `max_norm`
 // (1 when already within it, or when max_norm <= 0 disables clipping), as
 // torch.nn.utils.clip_grad_norm_ computes it.

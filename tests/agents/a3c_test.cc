@@ -318,6 +318,26 @@ TEST(SharedRmspropTest, MatchesTheReferenceFormula) {
   }
 }
 
+TEST(SharedRmspropTest, StepAndCopyWritesTheNewParametersTwice) {
+  RmspropOptions o;
+  o.lr = 0.05;
+  o.weight_decay = 0.01;
+  // Long enough for the vectorized loop and its remainder.
+  const int n = 37;
+  std::vector<float> grads(n), p1(n), p2(n), ms1(n, 0.1f), ms2(n, 0.1f);
+  for (int i = 0; i < n; ++i) {
+    grads[i] = std::sin(i * 0.7f);
+    p1[i] = p2[i] = std::cos(i * 0.3f);
+  }
+  std::vector<float> local(n, -99.0f);
+  RmspropStep(o, 0.5f, grads.data(), p1.data(), ms1.data(), n);
+  RmspropStepAndCopy(o, 0.5f, grads.data(), p2.data(), ms2.data(), local.data(),
+                     n);
+  EXPECT_EQ(p1, p2);
+  EXPECT_EQ(ms1, ms2);
+  EXPECT_EQ(local, p2);
+}
+
 TEST(SharedRmspropTest, ClipScaleFollowsClipGradNorm) {
   EXPECT_FLOAT_EQ(ClipScale(80.0, 40.0),
                   static_cast<float>(40.0 / (80.0 + 1e-6)));
