@@ -6,16 +6,12 @@
 //  - BM_Trainer/P: the whole trainer (train_agent_async) with P worker
 //    processes, global steps per second, evaluation off.
 #include <benchmark/benchmark.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <filesystem>
 
 #include "agents/a3c.h"
 #include "envs/registry.h"
-#include "experiments/train_agent_async.h"
 #include "misc/timers.h"
 #include "misc/torch_setup.h"
+#include "trainer_bench.h"
 
 namespace asyncrl {
 namespace {
@@ -81,36 +77,14 @@ BENCHMARK(BM_AgentEnvLoop)
 void BM_Trainer(benchmark::State& state) {
   ConfigureTorchForFork();
   const int processes = static_cast<int>(state.range(0));
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("asyncrl_bench_trainer_" + std::to_string(getpid()));
-  const int64_t steps = 40000 * processes;
-  for (auto _ : state) {
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    TrainOptions options;
-    options.processes = processes;
-    options.steps = steps;
-    options.outdir = dir.string();
-    options.progress_interval = std::chrono::milliseconds(0);
-    const auto start = std::chrono::steady_clock::now();
-    const TrainResult r = TrainAgentAsync(
-        options,
-        [](int, bool) {
-          EnvOptions o;
-          o.reward_scale = 0.01;
-          return MakeEnv("CartPole-v1", o);
-        },
-        [](int idx) -> std::unique_ptr<Agent> { return MakeAgent(idx); });
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    if (r.exit_code != 0) state.SkipWithError(r.message.c_str());
-    state.SetIterationTime(secs);
-  }
-  std::filesystem::remove_all(dir);
-  state.counters["steps_per_s"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * steps),
-                         benchmark::Counter::kIsRate);
+  RunTrainerBenchmark(
+      state, processes, 40000 * processes,
+      [](int, bool) {
+        EnvOptions o;
+        o.reward_scale = 0.01;
+        return MakeEnv("CartPole-v1", o);
+      },
+      [](int idx) -> std::unique_ptr<Agent> { return MakeAgent(idx); });
 }
 BENCHMARK(BM_Trainer)
     ->Arg(1)

@@ -6,15 +6,11 @@
 //    worker processes, global steps per second, evaluation off.
 // arch 0 = minatar-conv (feed-forward), 1 = minatar-conv-lstm.
 #include <benchmark/benchmark.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <filesystem>
 
 #include "agents/a3c.h"
 #include "envs/registry.h"
-#include "experiments/train_agent_async.h"
 #include "misc/torch_setup.h"
+#include "trainer_bench.h"
 
 namespace asyncrl {
 namespace {
@@ -64,33 +60,12 @@ void BM_BreakoutTrainer(benchmark::State& state) {
   const std::string arch = Arch(state.range(0));
   state.SetLabel(arch);
   const int processes = static_cast<int>(state.range(1));
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("asyncrl_bench_breakout_" + std::to_string(getpid()));
-  const int64_t steps = 20000 * processes;
-  for (auto _ : state) {
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    TrainOptions options;
-    options.processes = processes;
-    options.steps = steps;
-    options.outdir = dir.string();
-    options.progress_interval = std::chrono::milliseconds(0);
-    const auto start = std::chrono::steady_clock::now();
-    const TrainResult r = TrainAgentAsync(
-        options, [](int, bool) { return MakeEnv(kEnv); },
-        [&arch](int idx) -> std::unique_ptr<Agent> {
-          return MakeAgent(arch, idx);
-        });
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    if (r.exit_code != 0) state.SkipWithError(r.message.c_str());
-    state.SetIterationTime(secs);
-  }
-  std::filesystem::remove_all(dir);
-  state.counters["steps_per_s"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * steps),
-                         benchmark::Counter::kIsRate);
+  RunTrainerBenchmark(
+      state, processes, 20000 * processes,
+      [](int, bool) { return MakeEnv(kEnv); },
+      [&arch](int idx) -> std::unique_ptr<Agent> {
+        return MakeAgent(arch, idx);
+      });
 }
 BENCHMARK(BM_BreakoutTrainer)
     ->ArgNames({"arch", "processes"})

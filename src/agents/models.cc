@@ -68,23 +68,32 @@ ModelOutput FcSoftmaxActorCriticImpl::Forward(const torch::Tensor& obs) {
   return out;
 }
 
+void GaussianHead::Register(torch::nn::Module& module,
+                            const Space& action_space) {
+  log_std = module.register_parameter("log_std",
+                                      torch::zeros({action_space.FlatSize()}));
+  auto low = torch::tensor(action_space.low);
+  auto high = torch::tensor(action_space.high);
+  center = module.register_buffer("center", (high + low) / 2);
+  half_range = module.register_buffer("half_range", (high - low) / 2);
+}
+
+void GaussianHead::Apply(const torch::Tensor& raw, ModelOutput* out) const {
+  out->mean = center + half_range * torch::tanh(raw);
+  out->log_std = log_std.expand_as(out->mean);
+}
+
 FcGaussianActorCriticImpl::FcGaussianActorCriticImpl(
     int64_t obs_size, const Space& action_space, std::vector<int64_t> hidden)
     : pi_(register_module("pi", Mlp(obs_size, hidden, action_space.FlatSize(),
                                     Activation::kTanh))),
       v_(register_module("v", Mlp(obs_size, hidden, 1, Activation::kTanh))) {
-  const int64_t d = action_space.FlatSize();
-  log_std_ = register_parameter("log_std", torch::zeros({d}));
-  auto low = torch::tensor(action_space.low);
-  auto high = torch::tensor(action_space.high);
-  center_ = register_buffer("center", (high + low) / 2);
-  half_range_ = register_buffer("half_range", (high - low) / 2);
+  head_.Register(*this, action_space);
 }
 
 ModelOutput FcGaussianActorCriticImpl::Forward(const torch::Tensor& obs) {
   ModelOutput out;
-  out.mean = center_ + half_range_ * torch::tanh(pi_->forward(obs));
-  out.log_std = log_std_.expand_as(out.mean);
+  head_.Apply(pi_->forward(obs), &out);
   out.value = v_->forward(obs).squeeze(-1);
   return out;
 }

@@ -34,6 +34,21 @@ class ActorCriticModel : public torch::nn::Module {
   virtual ModelOutput Forward(const torch::Tensor& obs) = 0;
 };
 
+// The Gaussian policy head shared by the Gaussian models: the mean squashed
+// into the action bounds (center + half_range * tanh(raw)) and a
+// state-independent log standard deviation (a parameter initialised to 0).
+struct GaussianHead {
+  torch::Tensor log_std;
+  torch::Tensor center;
+  torch::Tensor half_range;
+
+  // Registers log_std (parameter), center and half_range (buffers) on
+  // `module` for the bounds of `action_space`.
+  void Register(torch::nn::Module& module, const Space& action_space);
+  // Fills out->mean and out->log_std from the unsquashed means [B, D].
+  void Apply(const torch::Tensor& raw, ModelOutput* out) const;
+};
+
 // The reference's discrete-control network: separate policy and value MLPs
 // (hidden sizes default 200, 200; ReLU), softmax policy over n actions.
 class FcSoftmaxActorCriticImpl : public ActorCriticModel {
@@ -62,9 +77,7 @@ class FcGaussianActorCriticImpl : public ActorCriticModel {
  private:
   torch::nn::Sequential pi_{nullptr};
   torch::nn::Sequential v_{nullptr};
-  torch::Tensor log_std_;
-  torch::Tensor center_;
-  torch::Tensor half_range_;
+  GaussianHead head_;
 };
 TORCH_MODULE(FcGaussianActorCritic);
 

@@ -34,13 +34,7 @@ LstmActorCriticImpl::LstmActorCriticImpl(std::vector<Trunk> trunks,
                               : action_space.FlatSize();
   pi_ = register_module("pi", torch::nn::Linear(lstm_size, outputs));
   v_ = register_module("v", torch::nn::Linear(lstm_size, 1));
-  if (kind_ == PolicyKind::kGaussian) {
-    log_std_ = register_parameter("log_std", torch::zeros({outputs}));
-    auto low = torch::tensor(action_space.low);
-    auto high = torch::tensor(action_space.high);
-    center_ = register_buffer("center", (high + low) / 2);
-    half_range_ = register_buffer("half_range", (high - low) / 2);
-  }
+  if (kind_ == PolicyKind::kGaussian) head_.Register(*this, action_space);
 }
 
 int64_t LstmActorCriticImpl::StateSize() const {
@@ -83,8 +77,7 @@ ModelOutput LstmActorCriticImpl::Heads(const torch::Tensor& hidden) {
   if (kind_ == PolicyKind::kCategorical) {
     out.logits = pi_->forward(h_pi);
   } else {
-    out.mean = center_ + half_range_ * torch::tanh(pi_->forward(h_pi));
-    out.log_std = log_std_.expand_as(out.mean);
+    head_.Apply(pi_->forward(h_pi), &out);
   }
   out.value = v_->forward(h_v).squeeze(-1);
   return out;

@@ -69,9 +69,7 @@ class LstmActorCriticImpl : public RecurrentActorCritic {
   std::vector<torch::nn::LSTMCell> cells_;
   torch::nn::Linear pi_{nullptr};
   torch::nn::Linear v_{nullptr};
-  torch::Tensor log_std_;
-  torch::Tensor center_;
-  torch::Tensor half_range_;
+  GaussianHead head_;  // Gaussian policies only.
 };
 TORCH_MODULE(LstmActorCritic);
 
