@@ -165,6 +165,22 @@ TEST(TrainA3CTest, RunCreatesANewFolderWithEverythingAndDemoLoadsIt) {
   EXPECT_EQ(demo.output.rfind("n_runs: 3 mean: ", 0), 0u) << demo.output;
 }
 
+// The run folder a train_a3c run printed first.
+fs::path RunFolder(const ProcessRun& run) {
+  return run.Lines().at(0).substr(std::string("results in ").size());
+}
+
+// Checks the learning rate, RMSprop epsilon and reward scale in args.json.
+void ExpectImageOptions(const fs::path& folder, const std::string& lr,
+                        const std::string& eps, const std::string& scale) {
+  const auto args = ReadLines(folder / "args.json");
+  for (const std::string& line :
+       {"  \"lr\": \"" + lr + "\",", "  \"rmsprop-epsilon\": \"" + eps + "\",",
+        "  \"reward-scale-factor\": \"" + scale + "\","}) {
+    EXPECT_NE(std::find(args.begin(), args.end(), line), args.end()) << line;
+  }
+}
+
 TEST(TrainA3CTest, MinAtarRunsWithTheRecurrentNetworkAndImageDefaults) {
   TempDir dir("minatar");
   const ProcessRun run = TrainA3C(
@@ -172,16 +188,8 @@ TEST(TrainA3CTest, MinAtarRunsWithTheRecurrentNetworkAndImageDefaults) {
       " --env MinAtar/Breakout --arch minatar-conv-lstm --processes 2"
       " --steps 2000 --eval-interval 1000 --eval-n-runs 2 --log-level warning");
   ASSERT_EQ(run.status, 0) << run.output;
-  const fs::path folder =
-      run.Lines().at(0).substr(std::string("results in ").size());
-  const auto args_json = ReadLines(folder / "args.json");
-  for (const char* line :
-       {"  \"lr\": \"0.002\",", "  \"rmsprop-epsilon\": \"1e-05\",",
-        "  \"reward-scale-factor\": \"1\","}) {
-    EXPECT_NE(std::find(args_json.begin(), args_json.end(), line),
-              args_json.end())
-        << line;
-  }
+  const fs::path folder = RunFolder(run);
+  ExpectImageOptions(folder, "0.002", "1e-05", "1");
   EXPECT_EQ(ReadLines(folder / "scores.txt").size(), 3u);  // Header + 2.
   // The environment and network come from the checkpoint.
   const ProcessRun demo =
@@ -197,16 +205,7 @@ TEST(TrainA3CTest, MinAtarRunsWithTheRecurrentNetworkAndImageDefaults) {
       " --lr 0.001 --rmsprop-epsilon 0.1 --reward-scale-factor 0.5"
       " --log-level warning");
   ASSERT_EQ(given.status, 0) << given.output;
-  const auto given_json = ReadLines(
-      fs::path(given.Lines().at(0).substr(std::string("results in ").size())) /
-      "args.json");
-  for (const char* line :
-       {"  \"lr\": \"0.001\",", "  \"rmsprop-epsilon\": \"0.1\",",
-        "  \"reward-scale-factor\": \"0.5\","}) {
-    EXPECT_NE(std::find(given_json.begin(), given_json.end(), line),
-              given_json.end())
-        << line;
-  }
+  ExpectImageOptions(RunFolder(given), "0.001", "0.1", "0.5");
 }
 
 TEST(TrainA3CTest, ConfigFileSetsOptionsAndTheCommandLineWins) {
