@@ -42,15 +42,10 @@ double SquaredNorm(const float* x, int64_t n) {
   return sum;
 }
 
-namespace {
-
-// One pass; with kCopy the new parameters also go to `local` while their
-// cache lines are still held, so no second pass re-reads the shared array
-// (which the other workers keep writing).
-template <bool kCopy>
-void Step(const RmspropOptions& options, float grad_scale,
-          const float* __restrict grads, float* __restrict params,
-          float* __restrict ms, float* __restrict local, int64_t n) {
+void RmspropStepAndCopy(const RmspropOptions& options, float grad_scale,
+                        const float* __restrict grads, float* __restrict params,
+                        float* __restrict ms, float* __restrict local,
+                        int64_t n) {
   const auto lr = static_cast<float>(options.lr);
   const auto alpha = static_cast<float>(options.alpha);
   const float one_minus_alpha = 1.0f - alpha;
@@ -62,21 +57,10 @@ void Step(const RmspropOptions& options, float grad_scale,
     ms[i] = m;
     const float p = params[i] - lr * g / std::sqrt(m + eps);
     params[i] = p;
-    if constexpr (kCopy) local[i] = p;
+    // Written while the cache line is held: no second pass re-reads the
+    // shared array, which the other workers keep writing.
+    local[i] = p;
   }
-}
-
-}  // namespace
-
-void RmspropStep(const RmspropOptions& options, float grad_scale,
-                 const float* grads, float* params, float* ms, int64_t n) {
-  Step<false>(options, grad_scale, grads, params, ms, nullptr, n);
-}
-
-void RmspropStepAndCopy(const RmspropOptions& options, float grad_scale,
-                        const float* grads, float* params, float* ms,
-                        float* local, int64_t n) {
-  Step<true>(options, grad_scale, grads, params, ms, local, n);
 }
 
 float ClipScale(double norm, double max_norm) {

@@ -24,13 +24,10 @@ double SquaredNorm(const float* x, int64_t n);
 
 // For each i: g = grad_scale * grads[i] + weight_decay * params[i];
 // ms[i] = alpha * ms[i] + (1 - alpha) * g^2;
-// params[i] -= lr * g / sqrt(ms[i] + eps). One pass over the arrays.
-void RmspropStep(const RmspropOptions& options, float grad_scale,
-                 const float* grads, float* params, float* ms, int64_t n);
-
-// RmspropStep that also writes each new parameter to local[i] (the
-// worker's copy of the model) in the same pass. `local` must not overlap the
-// other arrays.
+// params[i] -= lr * g / sqrt(ms[i] + eps); local[i] = params[i].
+// One pass over the arrays: `params` and `ms` are the shared ones, `local`
+// the worker's copy of the model, refreshed in the same pass. The arrays
+// must not overlap.
 void RmspropStepAndCopy(const RmspropOptions& options, float grad_scale,
                         const float* grads, float* params, float* ms,
                         float* local, int64_t n);

@@ -123,6 +123,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"--bogus", "unrecognised option '--bogus'"}),
     [](const auto& info) { return "Case" + std::to_string(info.index); });
 
+// The run folder a train_a3c run printed first.
+fs::path RunFolder(const ProcessRun& run) {
+  return run.Lines().at(0).substr(std::string("results in ").size());
+}
+
 TEST(TrainA3CTest, HelpAndVersionExitZero) {
   const ProcessRun help = TrainA3C("--help");
   EXPECT_EQ(help.status, 0);
@@ -163,11 +168,6 @@ TEST(TrainA3CTest, RunCreatesANewFolderWithEverythingAndDemoLoadsIt) {
       "--demo --load " + (run / "3000_finish").string() + " --eval-n-runs 3");
   ASSERT_EQ(demo.status, 0) << demo.output;
   EXPECT_EQ(demo.output.rfind("n_runs: 3 mean: ", 0), 0u) << demo.output;
-}
-
-// The run folder a train_a3c run printed first.
-fs::path RunFolder(const ProcessRun& run) {
-  return run.Lines().at(0).substr(std::string("results in ").size());
 }
 
 // Checks the learning rate, RMSprop epsilon and reward scale in args.json.
@@ -220,7 +220,7 @@ TEST(TrainA3CTest, ConfigFileSetsOptionsAndTheCommandLineWins) {
                                 (dir.path() / "out").string() +
                                 " --t-max 3 --log-level warning");
   ASSERT_EQ(r.status, 0) << r.output;
-  const fs::path run = r.Lines()[0].substr(std::string("results in ").size());
+  const fs::path run = RunFolder(r);
   EXPECT_TRUE(fs::exists(run / "1500_finish"));
   const auto json = ReadLines(run / "args.json");
   EXPECT_NE(std::find(json.begin(), json.end(), "  \"t-max\": \"3\","),
@@ -234,7 +234,7 @@ TEST(TrainA3CTest, RunWritesProfilesTimersEventsAndCurve) {
       " --processes 2 --steps 20000 --eval-interval 5000 --eval-n-runs 2"
       " --profile --log-level debug");
   ASSERT_EQ(r.status, 0) << r.output;
-  const fs::path run = r.Lines()[0].substr(std::string("results in ").size());
+  const fs::path run = RunFolder(r);
   // Worker 0's episode log at debug level, and the timer summary.
   EXPECT_NE(r.output.find("[debug] worker 0: global_step "), std::string::npos);
   EXPECT_NE(r.output.find("time per timer, summed over 2 workers:"),
@@ -298,8 +298,7 @@ TEST(TrainA3CTest, ResumeContinuesTheRunInItsFolder) {
       " --processes 2 --steps 6000 --eval-interval 2000 --eval-n-runs 2"
       " --checkpoint-interval 1000 --keep-checkpoints 3 --lr 0.001 --quiet");
   ASSERT_EQ(first.status, 0) << first.output;
-  const fs::path run =
-      first.Lines()[0].substr(std::string("results in ").size());
+  const fs::path run = RunFolder(first);
   // Periodic checkpoints: the newest three are kept.
   for (int t : {1000, 2000, 3000}) {
     EXPECT_FALSE(fs::exists(run / (std::to_string(t) + "_checkpoint"))) << t;
