@@ -7,10 +7,10 @@
 //    processes, global steps per second, evaluation off.
 #include <benchmark/benchmark.h>
 
-#include "agents/a3c.h"
-#include "envs/registry.h"
-#include "misc/timers.h"
-#include "misc/torch_setup.h"
+#include "asyncrl/agents/a3c.h"
+#include "asyncrl/agents/torch_setup.h"
+#include "asyncrl/envs/registry.h"
+#include "asyncrl/misc/timers.h"
 #include "trainer_bench.h"
 
 namespace asyncrl {
@@ -57,7 +57,7 @@ void BM_AgentEnvLoop(benchmark::State& state) {
       ended[j] = r.Done();
     }
     agent->BatchObserveAndTrain({next.data(), k * obs_size}, rewards, terminal,
-                                ended);
+                                ended, /*end_rollout=*/false);
     for (int64_t j = 0; j < k; ++j) {
       FloatView o = ended[j] ? envs[j]->Reset()
                              : FloatView{next.data() + j * obs_size, obs_size};

@@ -3,7 +3,7 @@
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
-#include "misc/torch_setup.h"
+#include "asyncrl/agents/torch_setup.h"
 
 namespace asyncrl {
 namespace {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "misc/checkpoint.h"
+#include "asyncrl/misc/checkpoint.h"
 
 namespace asyncrl {
 namespace {

@@ -7,9 +7,9 @@
 // arch 0 = minatar-conv (feed-forward), 1 = minatar-conv-lstm.
 #include <benchmark/benchmark.h>
 
-#include "agents/a3c.h"
-#include "envs/registry.h"
-#include "misc/torch_setup.h"
+#include "asyncrl/agents/a3c.h"
+#include "asyncrl/agents/torch_setup.h"
+#include "asyncrl/envs/registry.h"
 #include "trainer_bench.h"
 
 namespace asyncrl {

@@ -2,7 +2,7 @@
 // on one cache line (the contention every worker meets once per step).
 #include <benchmark/benchmark.h>
 
-#include "misc/shared_region.h"
+#include "asyncrl/experiments/shared_region.h"
 
 namespace asyncrl {
 namespace {

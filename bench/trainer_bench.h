@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <string>
 
-#include "experiments/train_agent_async.h"
+#include "asyncrl/experiments/train_agent_async.h"
 
 namespace asyncrl {
 

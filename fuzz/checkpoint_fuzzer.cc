@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "misc/checkpoint.h"
+#include "asyncrl/misc/checkpoint.h"
 
 namespace {
 

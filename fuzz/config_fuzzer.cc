@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "misc/config_file.h"
+#include "asyncrl/misc/config_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

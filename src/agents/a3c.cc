@@ -1,13 +1,13 @@
-#include "agents/a3c.h"
+#include "asyncrl/agents/a3c.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 
-#include "misc/check.h"
-#include "misc/checkpoint.h"
-#include "misc/timers.h"
+#include "asyncrl/misc/check.h"
+#include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/timers.h"
 
 namespace asyncrl {
 namespace {
@@ -203,8 +203,9 @@ const std::vector<Action>& A3C::BatchActAndTrain(FloatView obs,
   if (rollout_.steps == 0) {
     rollout_.batch = batch_size;
     if (recurrent_ != nullptr) {
-      const auto size = static_cast<size_t>(batch_size * state_size_);
-      if (train_state_.size() != size) train_state_.assign(size, 0.0f);
+      // Rows are [K, state size] row-major: a smaller batch keeps the
+      // state of its rows (their episodes go on), a larger one adds zeros.
+      train_state_.resize(static_cast<size_t>(batch_size * state_size_), 0.0f);
       rollout_.initial_state = train_state_;
     }
   } else if (batch_size != rollout_.batch) {
@@ -220,7 +221,8 @@ const std::vector<Action>& A3C::BatchActAndTrain(FloatView obs,
 void A3C::BatchObserveAndTrain(FloatView next_obs,
                                const std::vector<double>& rewards,
                                const std::vector<uint8_t>& terminal,
-                               const std::vector<uint8_t>& episode_end) {
+                               const std::vector<uint8_t>& episode_end,
+                               bool end_rollout) {
   const int64_t k = rollout_.batch;
   ASYNCRL_CHECK_GT(rollout_.steps, 0);
   ASYNCRL_CHECK_EQ(static_cast<int64_t>(rewards.size()), k);
@@ -249,7 +251,7 @@ void A3C::BatchObserveAndTrain(FloatView next_obs,
       std::fill_n(train_state_.begin() + r * state_size_, state_size_, 0.0f);
     }
   }
-  if (rollout_.steps < options_.t_max && !all_ended) return;
+  if (rollout_.steps < options_.t_max && !all_ended && !end_rollout) return;
   for (int64_t r = 0; r < k; ++r) {
     if (rollout_.next[base + r] == kContinue)
       rollout_.next[base + r] = bootstrap(r);
@@ -259,14 +261,15 @@ void A3C::BatchObserveAndTrain(FloatView next_obs,
 
 Action A3C::ActAndTrain(FloatView obs, double reward) {
   if (rollout_.steps > 0) {
-    BatchObserveAndTrain(obs, {reward}, {0}, {0});
+    BatchObserveAndTrain(obs, {reward}, {0}, {0}, /*end_rollout=*/false);
   }
   return BatchActAndTrain(obs, 1)[0];
 }
 
 void A3C::StopEpisodeAndTrain(FloatView obs, double reward, bool terminal) {
   if (rollout_.steps == 0) return;  // No action taken this episode.
-  BatchObserveAndTrain(obs, {reward}, {static_cast<uint8_t>(terminal)}, {1});
+  BatchObserveAndTrain(obs, {reward}, {static_cast<uint8_t>(terminal)}, {1},
+                       /*end_rollout=*/true);
 }
 
 void A3C::RecomputeRecurrent(ModelOutput* out,

@@ -23,11 +23,11 @@
 #include <random>
 #include <vector>
 
-#include "agents/agent.h"
-#include "agents/flat_parameters.h"
-#include "agents/models.h"
-#include "agents/recurrent_models.h"
-#include "agents/shared_rmsprop.h"
+#include "asyncrl/agents/agent.h"
+#include "asyncrl/agents/flat_parameters.h"
+#include "asyncrl/agents/models.h"
+#include "asyncrl/agents/recurrent_models.h"
+#include "asyncrl/agents/shared_rmsprop.h"
 
 namespace asyncrl {
 
@@ -77,7 +77,8 @@ class A3C : public BatchAgent, public LearningRateControl {
   void BatchObserveAndTrain(FloatView next_obs,
                             const std::vector<double>& rewards,
                             const std::vector<uint8_t>& terminal,
-                            const std::vector<uint8_t>& episode_end) override;
+                            const std::vector<uint8_t>& episode_end,
+                            bool end_rollout) override;
   std::vector<Statistic> Statistics() const override;
 
   SharedStateSizes SharedSizes() const override;

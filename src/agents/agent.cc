@@ -1,8 +1,8 @@
-#include "agents/agent.h"
+#include "asyncrl/agents/agent.h"
 
 #include <stdexcept>
 
-#include "misc/checkpoint.h"
+#include "asyncrl/misc/checkpoint.h"
 
 namespace asyncrl {
 

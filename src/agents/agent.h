@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "misc/space.h"
-#include "proto/checkpoint.pb.h"
+#include "asyncrl/misc/space.h"
+#include "asyncrl/proto/checkpoint.pb.h"
 
 namespace asyncrl {
 
@@ -91,10 +91,14 @@ class BatchAgent : public Agent {
   // rows whose episode ended, the last observation of that episode), the
   // rewards, and per row whether the state is terminal and whether the
   // episode ended (terminal, time limit, or cut by the trainer).
-  virtual void BatchObserveAndTrain(
-      FloatView next_obs, const std::vector<double>& rewards,
-      const std::vector<uint8_t>& terminal,
-      const std::vector<uint8_t>& episode_end) = 0;
+  // `end_rollout`: learn from what was collected now, even for rows whose
+  // episode goes on (the trainer is about to change the batch size, e.g. in
+  // the last batch of a run); those rows keep their episode state.
+  virtual void BatchObserveAndTrain(FloatView next_obs,
+                                    const std::vector<double>& rewards,
+                                    const std::vector<uint8_t>& terminal,
+                                    const std::vector<uint8_t>& episode_end,
+                                    bool end_rollout) = 0;
 };
 
 // Agents whose learning rate a hook can schedule.

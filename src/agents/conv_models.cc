@@ -1,4 +1,4 @@
-#include "agents/conv_models.h"
+#include "asyncrl/agents/conv_models.h"
 
 #include <stdexcept>
 

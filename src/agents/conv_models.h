@@ -8,7 +8,7 @@
 
 #include <torch/torch.h>
 
-#include "agents/models.h"
+#include "asyncrl/agents/models.h"
 
 namespace asyncrl {
 

@@ -1,4 +1,4 @@
-#include "agents/flat_parameters.h"
+#include "asyncrl/agents/flat_parameters.h"
 
 #include <stdexcept>
 

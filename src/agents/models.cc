@@ -1,10 +1,10 @@
-#include "agents/models.h"
+#include "asyncrl/agents/models.h"
 
 #include <stdexcept>
 
-#include "agents/conv_models.h"
-#include "agents/recurrent_models.h"
-#include "misc/strings.h"
+#include "asyncrl/agents/conv_models.h"
+#include "asyncrl/agents/recurrent_models.h"
+#include "asyncrl/misc/strings.h"
 
 namespace asyncrl {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "misc/space.h"
+#include "asyncrl/misc/space.h"
 
 namespace asyncrl {
 

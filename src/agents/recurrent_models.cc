@@ -1,4 +1,4 @@
-#include "agents/recurrent_models.h"
+#include "asyncrl/agents/recurrent_models.h"
 
 #include <stdexcept>
 

@@ -14,8 +14,8 @@
 
 #include <vector>
 
-#include "agents/conv_models.h"
-#include "agents/models.h"
+#include "asyncrl/agents/conv_models.h"
+#include "asyncrl/agents/models.h"
 
 namespace asyncrl {
 

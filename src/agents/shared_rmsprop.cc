@@ -1,4 +1,4 @@
-#include "agents/shared_rmsprop.h"
+#include "asyncrl/agents/shared_rmsprop.h"
 
 #include <cmath>
 #include <stdexcept>

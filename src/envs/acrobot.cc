@@ -1,4 +1,4 @@
-#include "envs/acrobot.h"
+#include "asyncrl/envs/acrobot.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 #ifndef ASYNCRL_ENVS_ACROBOT_H_
 #define ASYNCRL_ENVS_ACROBOT_H_
 
-#include "envs/classic_control.h"
+#include "asyncrl/envs/classic_control.h"
 
 namespace asyncrl {
 

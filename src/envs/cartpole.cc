@@ -1,4 +1,4 @@
-#include "envs/cartpole.h"
+#include "asyncrl/envs/cartpole.h"
 
 #include <cmath>
 #include <limits>

@@ -3,7 +3,7 @@
 #ifndef ASYNCRL_ENVS_CARTPOLE_H_
 #define ASYNCRL_ENVS_CARTPOLE_H_
 
-#include "envs/classic_control.h"
+#include "asyncrl/envs/classic_control.h"
 
 namespace asyncrl {
 

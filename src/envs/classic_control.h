@@ -6,8 +6,8 @@
 #include <array>
 #include <cstddef>
 
-#include "envs/env.h"
-#include "misc/rng.h"
+#include "asyncrl/envs/env.h"
+#include "asyncrl/misc/rng.h"
 
 namespace asyncrl {
 

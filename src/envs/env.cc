@@ -1,4 +1,4 @@
-#include "envs/env.h"
+#include "asyncrl/envs/env.h"
 
 #include <cmath>
 #include <sstream>

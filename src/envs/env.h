@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "misc/space.h"
+#include "asyncrl/misc/space.h"
 
 namespace asyncrl {
 

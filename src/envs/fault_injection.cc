@@ -1,4 +1,4 @@
-#include "envs/fault_injection.h"
+#include "asyncrl/envs/fault_injection.h"
 
 #include <csignal>
 #include <cstdlib>

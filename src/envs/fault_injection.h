@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "envs/wrappers.h"
+#include "asyncrl/envs/wrappers.h"
 
 namespace asyncrl {
 

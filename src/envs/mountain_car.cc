@@ -1,4 +1,4 @@
-#include "envs/mountain_car.h"
+#include "asyncrl/envs/mountain_car.h"
 
 #include <algorithm>
 #include <cmath>

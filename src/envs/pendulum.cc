@@ -1,4 +1,4 @@
-#include "envs/pendulum.h"
+#include "asyncrl/envs/pendulum.h"
 
 #include <algorithm>
 #include <cmath>

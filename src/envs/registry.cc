@@ -1,15 +1,15 @@
-#include "envs/registry.h"
+#include "asyncrl/envs/registry.h"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "envs/acrobot.h"
-#include "envs/cartpole.h"
-#include "envs/minatar/minatar.h"
-#include "envs/mountain_car.h"
-#include "envs/pendulum.h"
-#include "envs/wrappers.h"
-#include "misc/strings.h"
+#include "asyncrl/envs/acrobot.h"
+#include "asyncrl/envs/cartpole.h"
+#include "asyncrl/envs/minatar/minatar.h"
+#include "asyncrl/envs/mountain_car.h"
+#include "asyncrl/envs/pendulum.h"
+#include "asyncrl/envs/wrappers.h"
+#include "asyncrl/misc/strings.h"
 
 namespace asyncrl {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "envs/env.h"
+#include "asyncrl/envs/env.h"
 
 namespace asyncrl {
 

@@ -1,4 +1,4 @@
-#include "envs/wrappers.h"
+#include "asyncrl/envs/wrappers.h"
 
 #include <cmath>
 #include <stdexcept>

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "envs/env.h"
+#include "asyncrl/envs/env.h"
 
 namespace asyncrl {
 
@@ -18,7 +18,6 @@ class Wrapper : public Env {
     return inner_->ObservationSpace();
   }
   const Space& ActionSpace() const override { return inner_->ActionSpace(); }
-  Env& inner() { return *inner_; }
 
  protected:
   FloatView DoReset(std::optional<uint64_t> seed) override {
@@ -37,7 +36,6 @@ class Wrapper : public Env {
 class TimeLimit : public Wrapper {
  public:
   TimeLimit(std::unique_ptr<Env> inner, int64_t max_steps);
-  int64_t max_steps() const { return max_steps_; }
 
  protected:
   FloatView DoReset(std::optional<uint64_t> seed) override;

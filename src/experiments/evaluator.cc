@@ -1,4 +1,4 @@
-#include "experiments/evaluator.h"
+#include "asyncrl/experiments/evaluator.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,8 +14,8 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "experiments/snapshot.h"
-#include "misc/timers.h"
+#include "asyncrl/experiments/snapshot.h"
+#include "asyncrl/misc/timers.h"
 
 namespace asyncrl {
 namespace {

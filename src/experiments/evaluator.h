@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "agents/agent.h"
-#include "envs/env.h"
-#include "experiments/metrics.h"
-#include "experiments/train_options.h"
-#include "misc/shared_region.h"
+#include "asyncrl/agents/agent.h"
+#include "asyncrl/envs/env.h"
+#include "asyncrl/experiments/metrics.h"
+#include "asyncrl/experiments/shared_region.h"
+#include "asyncrl/experiments/train_options.h"
 
 namespace asyncrl {
 

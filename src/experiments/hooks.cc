@@ -1,4 +1,4 @@
-#include "experiments/hooks.h"
+#include "asyncrl/experiments/hooks.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -7,8 +7,8 @@
 #include <functional>
 #include <vector>
 
-#include "agents/agent.h"
-#include "envs/env.h"
+#include "asyncrl/agents/agent.h"
+#include "asyncrl/envs/env.h"
 
 namespace asyncrl {
 

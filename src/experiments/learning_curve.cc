@@ -1,4 +1,4 @@
-#include "experiments/learning_curve.h"
+#include "asyncrl/experiments/learning_curve.h"
 
 #include <algorithm>
 #include <cmath>

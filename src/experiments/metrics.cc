@@ -1,11 +1,13 @@
-#include "experiments/metrics.h"
+#include "asyncrl/experiments/metrics.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 namespace asyncrl {
@@ -18,6 +20,17 @@ MetricsChannel::MetricsChannel() {
   }
   read_fd_ = fds[0];
   write_fd_ = fds[1];
+  // The drop counter lives in a page the workers share with the parent
+  // (made before fork), so the parent can report the total.
+  void* page = mmap(nullptr, sizeof(std::atomic<int64_t>),
+                    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) {
+    const std::string error = std::strerror(errno);
+    close(read_fd_);
+    close(write_fd_);
+    throw std::runtime_error("metrics drop counter: " + error);
+  }
+  dropped_ = new (page) std::atomic<int64_t>(0);
   // Room for ~16k records between two drains; the default 64 KiB is ~1k.
   fcntl(write_fd_, F_SETPIPE_SZ, 1 << 20);
 }
@@ -25,6 +38,7 @@ MetricsChannel::MetricsChannel() {
 MetricsChannel::~MetricsChannel() {
   close(read_fd_);
   close(write_fd_);
+  munmap(dropped_, sizeof(std::atomic<int64_t>));
 }
 
 bool MetricsChannel::Send(const char* tag, int64_t step, double value) {
@@ -37,7 +51,7 @@ bool MetricsChannel::Send(const char* tag, int64_t step, double value) {
   std::strncpy(r.tag, tag, sizeof(r.tag) - 1);
   const ssize_t n = write(write_fd_, &r, sizeof(r));
   if (n != static_cast<ssize_t>(sizeof(r))) {
-    ++dropped_;
+    dropped_->fetch_add(1, std::memory_order_relaxed);
     return false;
   }
   return true;

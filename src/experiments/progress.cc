@@ -1,5 +1,6 @@
-#include "experiments/progress.h"
+#include "asyncrl/experiments/progress.h"
 
+#include <boost/interprocess/sync/scoped_lock.hpp>
 #include <cmath>
 #include <cstdio>
 
@@ -24,13 +25,13 @@ std::string FormatDuration(double seconds) {
 }
 
 Progress::Progress(const TrainOptions& options, const ControlBlock& control,
-                   Clock::time_point start, std::ostream* out, bool terminal)
+                   Clock::time_point start, std::ostream* out, bool is_tty)
     : options_(options),
       control_(control),
       start_(start),
       last_print_(start),
       out_(out),
-      terminal_(terminal) {}
+      is_tty_(is_tty) {}
 
 std::string Progress::Line(Clock::time_point now) const {
   const int64_t step = control_.global_step.load();
@@ -49,8 +50,15 @@ std::string Progress::Line(Clock::time_point now) const {
       static_cast<long long>(control_.episodes.load()));
   std::string line(buf, static_cast<size_t>(n));
   if (control_.has_last_score.load() != 0) {
+    double best = 0;
+    {
+      // Evaluators write best_score under the lock.
+      boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
+          lock(control_.mutex);
+      best = control_.best_score;
+    }
     std::snprintf(buf, sizeof(buf), "  eval last %.4g best %.4g",
-                  control_.last_score.load(), control_.best_score);
+                  control_.last_score.load(), best);
     line += buf;
   }
   line +=
@@ -64,7 +72,7 @@ void Progress::Update(bool force) {
   if (!force && now - last_print_ < options_.progress_interval) return;
   last_print_ = now;
   printed_ = true;
-  if (!terminal_) {
+  if (!is_tty_) {
     *out_ << Line(now) << std::endl;
     return;
   }
@@ -80,7 +88,7 @@ void Progress::Update(bool force) {
 void Progress::Finish() {
   if (out_ == nullptr || options_.progress_interval.count() <= 0) return;
   Update(/*force=*/true);
-  if (terminal_ && printed_) *out_ << std::endl;
+  if (is_tty_ && printed_) *out_ << std::endl;
 }
 
 }  // namespace asyncrl

@@ -9,8 +9,8 @@
 #include <ostream>
 #include <string>
 
-#include "experiments/train_options.h"
-#include "misc/shared_region.h"
+#include "asyncrl/experiments/shared_region.h"
+#include "asyncrl/experiments/train_options.h"
 
 namespace asyncrl {
 
@@ -18,9 +18,10 @@ class Progress {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `out` may be null (silent). `terminal`: redraw in place with a bar.
+  // `out` may be null (silent). `is_tty`: `out` is a terminal; redraw in place
+  // with a bar.
   Progress(const TrainOptions& options, const ControlBlock& control,
-           Clock::time_point start, std::ostream* out, bool terminal);
+           Clock::time_point start, std::ostream* out, bool is_tty);
 
   // Prints a status line if options.progress_interval has passed since the
   // last one (or `force`).
@@ -37,7 +38,7 @@ class Progress {
   Clock::time_point start_;
   Clock::time_point last_print_;
   std::ostream* out_;
-  bool terminal_;
+  bool is_tty_;
   bool printed_ = false;
 };
 

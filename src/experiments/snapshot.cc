@@ -1,13 +1,13 @@
-#include "experiments/snapshot.h"
+#include "asyncrl/experiments/snapshot.h"
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <stdexcept>
 
-#include "misc/build_info.h"
-#include "misc/checkpoint.h"
-#include "misc/timers.h"
+#include "asyncrl/misc/build_info.h"
+#include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/timers.h"
 
 namespace asyncrl {
 
@@ -57,7 +57,8 @@ void PruneCheckpoints(const std::string& outdir, int keep) {
   }
 }
 
-void LoadSnapshot(const std::string& dir, Agent& agent, ControlBlock& control) {
+void LoadSnapshot(const std::string& dir, LoadMode mode, Agent& agent,
+                  ControlBlock& control) {
   const proto::Checkpoint checkpoint = LoadCheckpointDir(dir);
   if (checkpoint.agent_type() != agent.Type()) {
     throw std::runtime_error("checkpoint " + dir + ": holds a '" +
@@ -69,6 +70,7 @@ void LoadSnapshot(const std::string& dir, Agent& agent, ControlBlock& control) {
   } catch (const std::runtime_error& e) {
     throw std::runtime_error("checkpoint " + dir + ": " + e.what());
   }
+  if (mode == LoadMode::kAgentOnly) return;
   control.global_step.store(checkpoint.global_step());
   control.episodes.store(checkpoint.episodes());
   control.prev_eval_t.store(checkpoint.prev_eval_t());

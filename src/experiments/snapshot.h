@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "agents/agent.h"
-#include "experiments/train_options.h"
-#include "misc/shared_region.h"
+#include "asyncrl/agents/agent.h"
+#include "asyncrl/experiments/shared_region.h"
+#include "asyncrl/experiments/train_options.h"
 
 namespace asyncrl {
 
@@ -22,9 +22,17 @@ void SaveSnapshot(const Agent& agent, const ControlBlock& control,
 // `outdir` (by t). Callers serialise through control.mutex.
 void PruneCheckpoints(const std::string& outdir, int keep);
 
-// Loads checkpoint directory `dir` into `agent` and `control`. Throws
-// std::runtime_error naming the directory and the first problem.
-void LoadSnapshot(const std::string& dir, Agent& agent, ControlBlock& control);
+// What LoadSnapshot restores.
+enum class LoadMode {
+  kAgentOnly,  // Parameters and optimizer statistics (--load).
+  kResume,     // Those, and every counter of the run (--resume).
+};
+
+// Loads checkpoint directory `dir` into `agent` and, with kResume, the
+// counters of `control`. Throws std::runtime_error naming the directory and
+// the first problem; `agent` and `control` are unchanged then.
+void LoadSnapshot(const std::string& dir, LoadMode mode, Agent& agent,
+                  ControlBlock& control);
 
 }  // namespace asyncrl
 

@@ -1,4 +1,4 @@
-#include "experiments/train_agent_async.h"
+#include "asyncrl/experiments/train_agent_async.h"
 
 #include <gperftools/profiler.h>
 #include <unistd.h>
@@ -9,17 +9,17 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "experiments/evaluator.h"
-#include "experiments/learning_curve.h"
-#include "experiments/metrics.h"
-#include "experiments/progress.h"
-#include "experiments/snapshot.h"
-#include "experiments/train_loop.h"
-#include "misc/logging.h"
-#include "misc/shared_region.h"
-#include "misc/tensorboard.h"
-#include "misc/timers.h"
-#include "misc/torch_setup.h"
+#include "asyncrl/agents/torch_setup.h"
+#include "asyncrl/experiments/evaluator.h"
+#include "asyncrl/experiments/learning_curve.h"
+#include "asyncrl/experiments/metrics.h"
+#include "asyncrl/experiments/progress.h"
+#include "asyncrl/experiments/shared_region.h"
+#include "asyncrl/experiments/snapshot.h"
+#include "asyncrl/experiments/train_loop.h"
+#include "asyncrl/misc/logging.h"
+#include "asyncrl/misc/tensorboard.h"
+#include "asyncrl/misc/timers.h"
 
 namespace asyncrl {
 namespace {
@@ -164,9 +164,15 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
                             const std::vector<StepHook>& hooks,
                             std::ostream* log) {
   options.Validate();
-  if (!fs::is_directory(options.outdir)) {
-    throw std::invalid_argument("outdir=" + options.outdir +
-                                " is invalid; accepted: an existing directory");
+  {
+    std::error_code ec;
+    fs::create_directories(options.outdir, ec);
+    if (ec || !fs::is_directory(options.outdir)) {
+      throw std::invalid_argument(
+          "outdir=" + options.outdir +
+          " is invalid; accepted: a directory that exists or can be created" +
+          (ec ? " (" + ec.message() + ")" : std::string()));
+    }
   }
   ConfigureTorchForFork();
   const auto start = Clock::now();
@@ -180,14 +186,24 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
   ControlBlock& control = region.control();
   parent_agent->BindShared({region.params(), region.optimizer_state()},
                            /*initialize=*/true);
-  if (!options.load.empty()) {
-    LoadSnapshot(options.load, *parent_agent, control);
+  if (!options.resume.empty()) {
+    LoadSnapshot(options.resume, LoadMode::kResume, *parent_agent, control);
     if (control.global_step.load() >= options.steps) {
-      throw std::invalid_argument("load=" + options.load + " is at step " +
+      throw std::invalid_argument("resume=" + options.resume + " is at step " +
                                   std::to_string(control.global_step.load()) +
                                   "; accepted: a checkpoint before steps=" +
                                   std::to_string(options.steps));
     }
+  } else {
+    if (!options.load.empty()) {
+      LoadSnapshot(options.load, LoadMode::kAgentOnly, *parent_agent, control);
+    }
+    // The evaluation schedule counts from the offset, as the reference's
+    // evaluator does with step_offset.
+    control.global_step.store(options.step_offset);
+    control.prev_eval_t.store(options.step_offset -
+                              options.step_offset %
+                                  std::max<int64_t>(options.eval_interval, 1));
   }
   control.start_step = control.global_step.load();
   control.MarkStart();
@@ -199,8 +215,8 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
 
   MetricsChannel metrics;
   EventWriter events(options.outdir);
-  const bool terminal = log == &std::cout && isatty(fileno(stdout)) != 0;
-  Progress progress(options, control, start, log, terminal);
+  const bool is_tty = log == &std::cout && isatty(fileno(stdout)) != 0;
+  Progress progress(options, control, start, log, is_tty);
   ParentMonitor monitor(options, control, metrics, events, progress);
   std::unique_ptr<ProfileScope> parent_profile;
 
@@ -264,6 +280,13 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
 
   result.global_step = control.global_step.load();
   result.episodes = control.episodes.load();
+  result.metrics_dropped = metrics.dropped();
+  if (result.metrics_dropped > 0) {
+    Log(LogLevel::kWarning,
+        "metrics: " + std::to_string(result.metrics_dropped) +
+            " TensorBoard records were dropped (the metrics pipe was full; "
+            "the parent drains it every 500 ms)");
+  }
   const GroupReport& report = result.report;
   if (report.Ok()) return result;
 

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "agents/agent.h"
-#include "envs/env.h"
-#include "experiments/hooks.h"
-#include "experiments/train_options.h"
-#include "misc/process_group.h"
+#include "asyncrl/agents/agent.h"
+#include "asyncrl/envs/env.h"
+#include "asyncrl/experiments/hooks.h"
+#include "asyncrl/experiments/train_options.h"
+#include "asyncrl/misc/process_group.h"
 
 namespace asyncrl {
 
@@ -37,6 +37,9 @@ struct TrainResult {
   int64_t global_step = 0;
   int64_t episodes = 0;
   std::string except_dir;  // Set when <t>_except/ was saved.
+  // TensorBoard records workers dropped because the metrics pipe was full
+  // (also logged as a warning at the end of the run).
+  int64_t metrics_dropped = 0;
   GroupReport report;
 };
 

@@ -1,4 +1,4 @@
-#include "experiments/train_loop.h"
+#include "asyncrl/experiments/train_loop.h"
 
 #include <algorithm>
 #include <boost/interprocess/sync/scoped_lock.hpp>
@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "experiments/snapshot.h"
-#include "misc/logging.h"
-#include "misc/seeding.h"
-#include "misc/timers.h"
+#include "asyncrl/experiments/snapshot.h"
+#include "asyncrl/misc/logging.h"
+#include "asyncrl/misc/seeding.h"
+#include "asyncrl/misc/timers.h"
 
 namespace asyncrl {
 namespace {
@@ -176,7 +176,7 @@ class Worker {
     std::vector<double> rewards(k);
     std::vector<uint8_t> terminal(k);
     std::vector<uint8_t> ended(k);
-    std::vector<uint8_t> segment_end(k);
+    std::vector<uint8_t> episode_end(k);
     std::vector<int64_t> len(k, 0);
     std::vector<double> returns(k, 0.0);
     auto put = [obs_size](std::vector<float>& dst, int64_t row, FloatView v) {
@@ -222,17 +222,22 @@ class Worker {
       int64_t next_active = 0;
       const int64_t next_first =
           stop_now ? 0 : ClaimSteps(control_, options_.steps, k, &next_active);
-      // A smaller next batch starts a new rollout: end every segment here.
-      const bool flush = next_active < active;
+      // A smaller next batch starts a new rollout: the agent learns from
+      // this one now. Rows past the next batch's size end their episodes
+      // here (cut by the trainer); the others go on.
+      const bool end_rollout = next_active < active;
       // The agent takes exactly `active` rows (fewer only in the last batch).
       rewards.resize(active);
       terminal.resize(active);
-      segment_end.resize(active);
-      for (int64_t j = 0; j < active; ++j) segment_end[j] = ended[j] || flush;
+      episode_end.resize(active);
+      for (int64_t j = 0; j < active; ++j) {
+        episode_end[j] = ended[j] || j >= next_active;
+      }
       {
         ScopedTimer timer("agent");
         batch_agent->BatchObserveAndTrain({next.data(), active * obs_size},
-                                          rewards, terminal, segment_end);
+                                          rewards, terminal, episode_end,
+                                          end_rollout);
       }
       for (int64_t j = 0; j < active; ++j) {
         const bool cut_by_trainer = j >= next_active;

@@ -7,13 +7,13 @@
 #include <memory>
 #include <vector>
 
-#include "agents/agent.h"
-#include "envs/env.h"
-#include "experiments/evaluator.h"
-#include "experiments/hooks.h"
-#include "experiments/metrics.h"
-#include "experiments/train_options.h"
-#include "misc/shared_region.h"
+#include "asyncrl/agents/agent.h"
+#include "asyncrl/envs/env.h"
+#include "asyncrl/experiments/evaluator.h"
+#include "asyncrl/experiments/hooks.h"
+#include "asyncrl/experiments/metrics.h"
+#include "asyncrl/experiments/shared_region.h"
+#include "asyncrl/experiments/train_options.h"
 
 namespace asyncrl {
 

@@ -1,4 +1,4 @@
-#include "experiments/train_options.h"
+#include "asyncrl/experiments/train_options.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -52,6 +52,14 @@ void TrainOptions::Validate() const {
   Require(keep_checkpoints >= 1, "keep_checkpoints",
           std::to_string(keep_checkpoints), "an integer >= 1");
   Require(!outdir.empty(), "outdir", "\"\"", "a directory path");
+  Require(step_offset >= 0 && step_offset < steps, "step_offset",
+          std::to_string(step_offset), "an integer in [0, steps)");
+  Require(load.empty() || resume.empty(), "load", load,
+          "not together with resume (resume continues a run, load starts a "
+          "new one from its agent)");
+  Require(resume.empty() || step_offset == 0, "step_offset",
+          std::to_string(step_offset),
+          "0 with resume (it continues at the checkpoint's step)");
 }
 
 }  // namespace asyncrl

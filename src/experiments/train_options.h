@@ -27,11 +27,21 @@ struct TrainOptions {
   int64_t eval_n_episodes = 0;
   // Stop when an evaluation mean reaches this and save successful/.
   std::optional<double> successful_score;
-  // The run directory (must exist): scores.txt and checkpoints go here.
+  // The run directory (created if missing): scores.txt and checkpoints go
+  // here.
   std::string outdir;
-  // Resume from this checkpoint directory ("" = start fresh): parameters,
-  // optimizer state, step and episode counters, best score, schedule.
+  // Start from this checkpoint directory's agent ("" = a fresh agent):
+  // parameters and optimizer statistics only. The step and episode counters,
+  // the evaluation schedule and the best score start fresh, as the
+  // reference's --load.
   std::string load;
+  // The global step counter starts here (the reference's step_offset);
+  // < steps. Not with `resume`.
+  int64_t step_offset = 0;
+  // Continue the run of this checkpoint directory exactly ("" = no): agent,
+  // step and episode counters, best score, evaluation schedule, elapsed
+  // time. Not with `load`.
+  std::string resume;
   // Save <t>_checkpoint/ every checkpoint_interval global steps (0 = never),
   // keeping the newest keep_checkpoints of them.
   int64_t checkpoint_interval = 0;

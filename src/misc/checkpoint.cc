@@ -1,4 +1,4 @@
-#include "misc/checkpoint.h"
+#include "asyncrl/misc/checkpoint.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

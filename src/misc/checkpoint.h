@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "proto/checkpoint.pb.h"
+#include "asyncrl/proto/checkpoint.pb.h"
 
 namespace asyncrl {
 

@@ -1,4 +1,4 @@
-#include "misc/config_file.h"
+#include "asyncrl/misc/config_file.h"
 
 #include <stdexcept>
 

@@ -1,6 +1,8 @@
 // Blocking waits on a 32-bit flag in shared memory across processes (Linux
-// futex), so a worker can sleep until the coordinator raises a flag without
-// polling.
+// futex). The trainer's workers poll the stop flag between steps (a load per
+// step is cheaper than a system call); the coordinator raises it with
+// StoreAndWakeAll so that any process blocked in WaitUntilNonZero (tests,
+// helpers) wakes at once.
 #ifndef ASYNCRL_MISC_FUTEX_H_
 #define ASYNCRL_MISC_FUTEX_H_
 

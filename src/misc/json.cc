@@ -1,4 +1,4 @@
-#include "misc/json.h"
+#include "asyncrl/misc/json.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "misc/logging.h"
+#include "asyncrl/misc/logging.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "misc/seeding.h"
+#include "asyncrl/misc/seeding.h"
 
 #include <stdexcept>
 #include <string>

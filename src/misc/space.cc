@@ -1,4 +1,4 @@
-#include "misc/space.h"
+#include "asyncrl/misc/space.h"
 
 #include <sstream>
 #include <stdexcept>
@@ -13,7 +13,6 @@ Space Space::Discrete(int64_t n) {
   Space s;
   s.kind = SpaceKind::kDiscrete;
   s.n = n;
-  s.dtype = DType::kInt64;
   return s;
 }
 
@@ -24,7 +23,6 @@ Space Space::Box(std::vector<int64_t> shape, std::vector<float> low,
   s.shape = std::move(shape);
   s.low = std::move(low);
   s.high = std::move(high);
-  s.dtype = DType::kFloat32;
   const auto size = static_cast<size_t>(s.FlatSize());
   if (s.low.size() != size || s.high.size() != size) {
     throw std::invalid_argument(

@@ -10,7 +10,6 @@
 namespace asyncrl {
 
 enum class SpaceKind { kDiscrete, kBox };
-enum class DType { kFloat32, kInt64 };
 
 // A space: Discrete(n) holds the integers [0, n); Box holds float arrays of
 // `shape` with elementwise bounds [low, high] (infinite bounds allowed).
@@ -20,7 +19,6 @@ struct Space {
   std::vector<int64_t> shape;  // Box only; empty for Discrete.
   std::vector<float> low;      // Box only; one per element.
   std::vector<float> high;     // Box only; one per element.
-  DType dtype = DType::kInt64;
 
   static Space Discrete(int64_t n);
   static Space Box(std::vector<int64_t> shape, std::vector<float> low,

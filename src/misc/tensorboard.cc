@@ -1,4 +1,4 @@
-#include "misc/tensorboard.h"
+#include "asyncrl/misc/tensorboard.h"
 
 #include <unistd.h>
 

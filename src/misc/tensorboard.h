@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "proto/tensorboard.pb.h"
+#include "asyncrl/proto/tensorboard.pb.h"
 
 namespace asyncrl {
 

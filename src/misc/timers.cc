@@ -1,4 +1,4 @@
-#include "misc/timers.h"
+#include "asyncrl/misc/timers.h"
 
 #include <cstdio>
 #include <cstring>

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "misc/json.h"
+#include "asyncrl/misc/json.h"
 
 namespace asyncrl {
 

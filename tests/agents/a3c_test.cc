@@ -1,7 +1,7 @@
 // A3C: the update math against hand-computed values, the batched update
 // against the step-by-step formulation, the shared optimizer step, batched
 // environments, checkpoints and option validation.
-#include "agents/a3c.h"
+#include "asyncrl/agents/a3c.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,8 +9,9 @@
 #include <cmath>
 #include <filesystem>
 
-#include "misc/checkpoint.h"
-#include "misc/torch_setup.h"
+#include "asyncrl/agents/torch_setup.h"
+#include "asyncrl/misc/checkpoint.h"
+#include "gradient_check.h"
 
 namespace asyncrl {
 namespace {
@@ -149,10 +150,10 @@ TEST_F(A3CTest, BatchedEnvironmentsKeepEpisodesApart) {
   const Obs step1 = {2, 0, 1, 1};  // env 0 restarted.
   const Obs next1 = {1, 1, 2, 0};  // V = -1 and 2.
   agent.BatchActAndTrain(View(step0), 2);
-  agent.BatchObserveAndTrain(View(next0), {1.0, 2.0}, {1, 0}, {1, 0});
+  agent.BatchObserveAndTrain(View(next0), {1.0, 2.0}, {1, 0}, {1, 0}, false);
   EXPECT_EQ(agent.num_updates(), 0);
   agent.BatchActAndTrain(View(step1), 2);
-  agent.BatchObserveAndTrain(View(next1), {3.0, 4.0}, {0, 0}, {0, 0});
+  agent.BatchObserveAndTrain(View(next1), {3.0, 4.0}, {0, 0}, {0, 0}, false);
   ASSERT_EQ(agent.num_updates(), 1);
   const auto& r = agent.last_update().returns;  // Row = step * 2 + env.
   ASSERT_EQ(r.size(), 4u);
@@ -163,21 +164,24 @@ TEST_F(A3CTest, BatchedEnvironmentsKeepEpisodesApart) {
 }
 
 // The step-by-step formulation of the reference: one forward pass with
-// autograd per step, losses accumulated, one backward.
+// autograd per step, losses accumulated, one backward. In double: give it a
+// model converted with ->to(torch::kDouble).
 torch::Tensor StepwiseGrads(ActorCriticModel& model,
                             const std::vector<Obs>& obs,
                             const std::vector<std::vector<float>>& actions,
                             const std::vector<double>& rewards,
                             const A3COptions& o, bool terminal) {
   const int64_t n = static_cast<int64_t>(actions.size());
-  auto input = [&](int64_t i) { return torch::tensor(obs[i]).view({1, -1}); };
+  auto input = [&](int64_t i) {
+    return torch::tensor(obs[i]).to(torch::kDouble).view({1, -1});
+  };
   double r = 0;
   if (!terminal) {
     torch::NoGradGuard g;
     r = model.Forward(input(n)).value.item<double>();
   }
-  torch::Tensor pi_loss = torch::zeros({});
-  torch::Tensor v_loss = torch::zeros({});
+  torch::Tensor pi_loss = torch::zeros({}, torch::kDouble);
+  torch::Tensor v_loss = torch::zeros({}, torch::kDouble);
   for (int64_t i = n - 1; i >= 0; --i) {
     r = rewards[i] + o.gamma * r;
     const ModelOutput out = model.Forward(input(i));
@@ -188,7 +192,7 @@ torch::Tensor StepwiseGrads(ActorCriticModel& model,
       log_prob = lp[static_cast<int64_t>(actions[i][0])];
       entropy = -(lp.exp() * lp).sum();
     } else {
-      const auto a = torch::tensor(actions[i]);
+      const auto a = torch::tensor(actions[i]).to(torch::kDouble);
       const auto mean = out.mean.squeeze(0);
       const auto log_std = out.log_std.squeeze(0);
       const auto var = torch::exp(2 * log_std);
@@ -242,16 +246,16 @@ TEST_P(GradientEquivalenceTest, BatchedUpdateEqualsStepByStep) {
         actions.push_back({static_cast<float>(a.index)});
       }
     }
-    auto reference = make_model();  // Same weights: no update happened yet.
+    // Same weights (no update happened yet), in double.
+    auto reference = make_model();
+    reference->to(torch::kDouble);
     agent.StopEpisodeAndTrain(View(obs[4]), rewards[3], terminal);
     ASSERT_EQ(agent.num_updates(), 1);
     const torch::Tensor expected =
         StepwiseGrads(*reference, obs, actions, rewards, options, terminal);
     const torch::Tensor batched = agent.local().grads();
     ASSERT_EQ(expected.numel(), batched.numel());
-    EXPECT_TRUE(torch::allclose(batched, expected, 1e-4, 1e-5))
-        << "max difference " << (batched - expected).abs().max().item<double>();
-    EXPECT_GT(expected.abs().sum().item<double>(), 0.0);
+    testing::ExpectFloatMatchesDouble(batched, expected);
   }
 }
 

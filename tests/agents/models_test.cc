@@ -1,14 +1,14 @@
 // The model registry and the networks: output shapes for every
 // architecture, "auto" choosing by the spaces, clear errors for
 // observations an architecture cannot take.
-#include "agents/models.h"
+#include "asyncrl/agents/models.h"
 
 #include <gtest/gtest.h>
 
-#include "agents/conv_models.h"
-#include "agents/recurrent_models.h"
-#include "envs/registry.h"
-#include "misc/torch_setup.h"
+#include "asyncrl/agents/conv_models.h"
+#include "asyncrl/agents/recurrent_models.h"
+#include "asyncrl/agents/torch_setup.h"
+#include "asyncrl/envs/registry.h"
 
 namespace asyncrl {
 namespace {

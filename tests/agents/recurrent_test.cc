@@ -6,11 +6,13 @@
 // state is carried, reset and kept apart from evaluation's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
-#include "agents/a3c.h"
-#include "agents/recurrent_models.h"
-#include "misc/torch_setup.h"
+#include "asyncrl/agents/a3c.h"
+#include "asyncrl/agents/recurrent_models.h"
+#include "asyncrl/agents/torch_setup.h"
+#include "gradient_check.h"
 
 namespace asyncrl {
 namespace {
@@ -71,7 +73,7 @@ class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
     std::vector<ModelOutput> outs;
     std::vector<double> boot(n, 0.0);
     for (int64_t i = 0; i < n; ++i) {
-      const auto x = torch::tensor(steps[i].obs).view({1, -1});
+      const auto x = Double(steps[i].obs).view({1, -1});
       const RecurrentStep step = model.Step(model.Encode(x), state);
       outs.push_back(model.Heads(step.hidden));
       state = step.state;
@@ -79,15 +81,15 @@ class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
       if (steps[i].end == End::kTruncated ||
           (last && steps[i].end == End::kNone)) {
         torch::NoGradGuard g;
-        const auto nx = torch::tensor(steps[i].next_obs).view({1, -1});
+        const auto nx = Double(steps[i].next_obs).view({1, -1});
         boot[i] = model.Heads(model.Step(model.Encode(nx), state).hidden)
                       .value.item<double>();
       }
       if (steps[i].end != End::kNone) state = torch::zeros_like(state);
     }
     double r = 0;
-    torch::Tensor pi_loss = torch::zeros({});
-    torch::Tensor v_loss = torch::zeros({});
+    torch::Tensor pi_loss = torch::zeros({}, torch::kDouble);
+    torch::Tensor v_loss = torch::zeros({}, torch::kDouble);
     for (int64_t i = n - 1; i >= 0; --i) {
       const bool last = i == n - 1;
       if (steps[i].end == End::kTerminal) {
@@ -105,7 +107,7 @@ class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
         log_prob = lp[static_cast<int64_t>(steps[i].action[0])];
         entropy = -(lp.exp() * lp).sum();
       } else {
-        const auto a = torch::tensor(steps[i].action);
+        const auto a = Double(steps[i].action);
         const auto mean = out.mean.squeeze(0);
         const auto log_std = out.log_std.squeeze(0);
         log_prob = (-(a - mean).pow(2) / (2 * torch::exp(2 * log_std)) -
@@ -125,7 +127,7 @@ class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
       RecurrentActorCritic& model,
       const std::vector<std::vector<RowStep>>& rows,
       const std::vector<torch::Tensor>& initial_states, const A3COptions& o) {
-    torch::Tensor loss = torch::zeros({});
+    torch::Tensor loss = torch::zeros({}, torch::kDouble);
     for (size_t r = 0; r < rows.size(); ++r) {
       loss = loss + StepwiseLoss(model, rows[r], initial_states[r], o);
     }
@@ -136,6 +138,11 @@ class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
     return torch::cat(grads);
   }
 
+  // The reference works in double (tests/agents/gradient_check.h).
+  static torch::Tensor Double(const std::vector<float>& v) {
+    return torch::tensor(v).to(torch::kDouble);
+  }
+
   // The state each row reaches by replaying `rows` without autograd.
   static std::vector<torch::Tensor> Replay(
       RecurrentActorCritic& model,
@@ -144,7 +151,7 @@ class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
     torch::NoGradGuard g;
     for (size_t r = 0; r < rows.size(); ++r) {
       for (const RowStep& s : rows[r]) {
-        const auto x = torch::tensor(s.obs).view({1, -1});
+        const auto x = Double(s.obs).view({1, -1});
         states[r] = model.Step(model.Encode(x), states[r]).state;
         if (s.end != End::kNone) states[r] = torch::zeros_like(states[r]);
       }
@@ -195,7 +202,8 @@ class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
         episode_end.push_back(step.end != End::kNone);
         rows[r].push_back(step);
       }
-      agent.BatchObserveAndTrain(View(next), rewards, terminal, episode_end);
+      agent.BatchObserveAndTrain(View(next), rewards, terminal, episode_end,
+                                 /*end_rollout=*/false);
     }
     return rows;
   }
@@ -205,7 +213,8 @@ TEST_P(RecurrentA3CTest, BatchedUpdateEqualsStepByStep) {
   const A3COptions options = Options();
   A3C agent(MakeModel(), Space::Box({kObs}, -10.0f, 10.0f), ActionSpace(),
             options);
-  auto reference = MakeModel();
+  auto reference = MakeModel();  // The same weights, in double.
+  reference->to(torch::kDouble);
   const int64_t s = reference->StateSize();
   torch::manual_seed(11);
 
@@ -215,14 +224,12 @@ TEST_P(RecurrentA3CTest, BatchedUpdateEqualsStepByStep) {
                                          {End::kTerminal, End::kNone},
                                          {End::kNone, End::kNone}});
   ASSERT_EQ(agent.num_updates(), 1);
-  const std::vector<torch::Tensor> zero = {torch::zeros({1, s}),
-                                           torch::zeros({1, s})};
+  const std::vector<torch::Tensor> zero = {
+      torch::zeros({1, s}, torch::kDouble),
+      torch::zeros({1, s}, torch::kDouble)};
   torch::Tensor expected = StepwiseGrads(*reference, rows1, zero, options);
   torch::Tensor batched = agent.local().grads().clone();
-  EXPECT_TRUE(torch::allclose(batched, expected, 1e-4, 1e-5))
-      << "update 1: max difference "
-      << (batched - expected).abs().max().item<double>();
-  EXPECT_GT(expected.abs().sum().item<double>(), 0.0);
+  testing::ExpectFloatMatchesDouble(batched, expected, "update 1");
 
   // Rollout 2 starts from the states rollout 1 left (not zero for either
   // row) with the updated weights; row 1 is cut by a time limit after its
@@ -237,9 +244,41 @@ TEST_P(RecurrentA3CTest, BatchedUpdateEqualsStepByStep) {
   CopyParams(weights, *reference);
   expected = StepwiseGrads(*reference, rows2, start, options);
   batched = agent.local().grads();
-  EXPECT_TRUE(torch::allclose(batched, expected, 1e-4, 1e-5))
-      << "update 2: max difference "
-      << (batched - expected).abs().max().item<double>();
+  testing::ExpectFloatMatchesDouble(batched, expected, "update 2");
+}
+
+// The trainer ends a rollout early when the next batch is smaller (the last
+// batch of a run): the agent learns now, rows whose episode ended lose
+// their state, and rows that go on keep it into the smaller batch.
+TEST_P(RecurrentA3CTest, EndingARolloutEarlyKeepsTheStateOfEpisodesThatGoOn) {
+  A3C agent(MakeModel(), Space::Box({kObs}, -10.0f, 10.0f), ActionSpace(),
+            Options());
+  const Obs obs = {0.1f, -0.2f, 0.3f, 0.4f, -0.5f, 0.6f, 0.7f, -0.8f};
+  agent.BatchActAndTrain(View(obs), 2);
+  agent.BatchObserveAndTrain(View(obs), {0.5, 0.5}, {0, 0}, {0, 1},
+                             /*end_rollout=*/true);
+  EXPECT_EQ(agent.num_updates(), 1);
+  const std::vector<float> state = agent.recurrent_state();
+  const size_t size = state.size() / 2;
+  const std::vector<float> row0(state.begin(), state.begin() + size);
+  EXPECT_TRUE(std::any_of(row0.begin(), row0.end(), [](float x) {
+    return x != 0.0f;
+  })) << "the episode of row 0 goes on: its state must be kept";
+  EXPECT_TRUE(std::all_of(state.begin() + size, state.end(), [](float x) {
+    return x == 0.0f;
+  })) << "the episode of row 1 ended: its state must be zero";
+
+  // Row 0 continues in a batch of one, from its state.
+  const Obs next(obs.begin(), obs.begin() + kObs);
+  agent.BatchActAndTrain(View(next), 1);
+  auto reference = MakeModel();
+  reference->to(torch::kDouble);
+  CopyParams(agent.local().params(), *reference);
+  const std::vector<torch::Tensor> expected =
+      Replay(*reference, {{RowStep{next, {}, 0.0, End::kNone, {}}}},
+             {torch::tensor(row0).to(torch::kDouble).view({1, -1})});
+  testing::ExpectFloatMatchesDouble(torch::tensor(agent.recurrent_state()),
+                                    expected[0], "state of row 0");
 }
 
 TEST_P(RecurrentA3CTest, StateIsCarriedResetAndKeptApartFromEvaluation) {

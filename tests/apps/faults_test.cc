@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "../experiments/test_helpers.h"
-#include "misc/checkpoint.h"
+#include "asyncrl/misc/checkpoint.h"
 #include "spawned.h"
 
 namespace asyncrl {
@@ -57,6 +57,8 @@ struct WorkerFault {
   std::string kind;
   std::string expected;
 };
+
+void PrintTo(const WorkerFault& fault, std::ostream* os) { *os << fault.kind; }
 
 class WorkerFaultTest : public ::testing::TestWithParam<WorkerFault> {};
 

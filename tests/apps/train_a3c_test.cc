@@ -6,14 +6,15 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <set>
 
 #include "../experiments/test_helpers.h"
-#include "misc/checkpoint.h"
-#include "misc/json.h"
-#include "misc/tensorboard.h"
+#include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/json.h"
+#include "asyncrl/misc/tensorboard.h"
 
 namespace asyncrl {
 namespace {
@@ -52,6 +53,28 @@ struct BadFlag {
   std::string args;
   std::string expected;  // A fragment the one-line message must contain.
 };
+
+// ctest and gtest list a case by its flags.
+void PrintTo(const BadFlag& bad, std::ostream* os) { *os << bad.args; }
+
+// "--seed 2000000000 --processes 4" -> "seed_2000000000_processes_4",
+// "--lr -1" -> "lr_minus1".
+std::string CaseName(const std::string& args) {
+  std::string name;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto c = static_cast<unsigned char>(args[i]);
+    if (std::isalnum(c) != 0) {
+      name += static_cast<char>(c);
+    } else if (c == '-' && i + 1 < args.size() &&
+               std::isdigit(static_cast<unsigned char>(args[i + 1])) != 0) {
+      name += "minus";
+    } else if (!name.empty() && name.back() != '_') {
+      name += '_';
+    }
+  }
+  while (!name.empty() && name.back() == '_') name.pop_back();
+  return name;
+}
 
 class InvalidFlagTest : public ::testing::TestWithParam<BadFlag> {};
 
@@ -121,7 +144,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "error"},
         BadFlag{"--config /nonexistent.conf", "--config=/nonexistent.conf"},
         BadFlag{"--bogus", "unrecognised option '--bogus'"}),
-    [](const auto& info) { return "Case" + std::to_string(info.index); });
+    [](const auto& info) { return CaseName(info.param.args); });
 
 // The run folder a train_a3c run printed first.
 fs::path RunFolder(const ProcessRun& run) {
@@ -375,10 +398,36 @@ TEST(TrainA3CTest, CorruptResumeCheckpointIsRejectedWithExitTwo) {
 
 TEST(CustomAgentExampleTest, TrainsCartPoleToTheSuccessfulScore) {
   TempDir dir("custom_agent");
-  const ProcessRun r = Exec(CUSTOM_AGENT_EXAMPLE_BIN, dir.str() + " 1");
+  const ProcessRun r = Exec(CUSTOM_AGENT_EXAMPLE_BIN,
+                            "--env CartPole-v0 --processes 1 --steps 200000 "
+                            "--eval-interval 2000 --successful-score 195 "
+                            "--quiet --outdir " +
+                                dir.str());
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_TRUE(fs::exists(dir.path() / "successful" / "checkpoint.pb"))
-      << r.output;
+  const fs::path run = RunFolder(r);
+  EXPECT_TRUE(fs::exists(run / "successful" / "checkpoint.pb")) << r.output;
+  // The agent's own statistics are scores.txt columns.
+  const auto header = testing::Split(ReadLines(run / "scores.txt").at(0), '\t');
+  ASSERT_EQ(header.size(), 11u);
+  EXPECT_EQ(header[8], "best_return");
+  EXPECT_EQ(header[10], "episodes_seen");
+  // The same flags and errors as train_a3c, under the program's name.
+  const ProcessRun bad = Exec(CUSTOM_AGENT_EXAMPLE_BIN, "--t-max 0");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(bad.output.rfind("hill_climbing: --t-max=0 is invalid", 0), 0u)
+      << bad.output;
+  // An agent that refuses the environment: exit 2, one line, nothing made.
+  const fs::path wrong_dir = dir.path() / "wrong";
+  const ProcessRun wrong_env = Exec(
+      CUSTOM_AGENT_EXAMPLE_BIN,
+      "--env Pendulum-v1 --steps 100 --quiet --outdir " + wrong_dir.string());
+  EXPECT_EQ(wrong_env.status, 2) << wrong_env.output;
+  EXPECT_EQ(wrong_env.Lines().size(), 1u) << wrong_env.output;
+  EXPECT_NE(wrong_env.output.find("hill_climbing: hill-climbing needs a flat "
+                                  "observation and discrete actions"),
+            std::string::npos)
+      << wrong_env.output;
+  EXPECT_FALSE(fs::exists(wrong_dir));
 }
 
 }  // namespace

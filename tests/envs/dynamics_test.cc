@@ -5,10 +5,10 @@
 
 #include <array>
 
-#include "envs/acrobot.h"
-#include "envs/cartpole.h"
-#include "envs/mountain_car.h"
-#include "envs/pendulum.h"
+#include "asyncrl/envs/acrobot.h"
+#include "asyncrl/envs/cartpole.h"
+#include "asyncrl/envs/mountain_car.h"
+#include "asyncrl/envs/pendulum.h"
 
 namespace asyncrl {
 namespace {

@@ -7,8 +7,8 @@
 #include <limits>
 #include <vector>
 
-#include "envs/registry.h"
-#include "misc/rng.h"
+#include "asyncrl/envs/registry.h"
+#include "asyncrl/misc/rng.h"
 
 namespace asyncrl {
 namespace {

@@ -1,8 +1,8 @@
-#include "envs/fault_injection.h"
+#include "asyncrl/envs/fault_injection.h"
 
 #include <gtest/gtest.h>
 
-#include "envs/registry.h"
+#include "asyncrl/envs/registry.h"
 
 namespace asyncrl {
 namespace {

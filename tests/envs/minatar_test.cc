@@ -1,6 +1,6 @@
 // Rule tests of the MinAtar games: each checks a published rule through the
 // observations a player sees (channels, rewards, episode ends).
-#include "envs/minatar/minatar.h"
+#include "asyncrl/envs/minatar/minatar.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "envs/registry.h"
+#include "asyncrl/envs/registry.h"
 
 namespace asyncrl {
 namespace {

@@ -1,8 +1,8 @@
-#include "envs/registry.h"
+#include "asyncrl/envs/registry.h"
 
 #include <gtest/gtest.h>
 
-#include "envs/wrappers.h"
+#include "asyncrl/envs/wrappers.h"
 
 namespace asyncrl {
 namespace {

@@ -1,11 +1,11 @@
 // Evaluation: statistics, step and episode budgets, the shared schedule with
 // catch-up, scores.txt rows and best/ under the lock; the learning-rate hook.
-#include "experiments/evaluator.h"
+#include "asyncrl/experiments/evaluator.h"
 
 #include <gtest/gtest.h>
 
-#include "experiments/hooks.h"
-#include "misc/checkpoint.h"
+#include "asyncrl/experiments/hooks.h"
+#include "asyncrl/misc/checkpoint.h"
 #include "test_helpers.h"
 
 namespace asyncrl {

@@ -1,5 +1,5 @@
 // The status line, the learning-curve SVG and the metrics pipe.
-#include "experiments/progress.h"
+#include "asyncrl/experiments/progress.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -7,8 +7,8 @@
 
 #include <sstream>
 
-#include "experiments/learning_curve.h"
-#include "experiments/metrics.h"
+#include "asyncrl/experiments/learning_curve.h"
+#include "asyncrl/experiments/metrics.h"
 #include "test_helpers.h"
 
 namespace asyncrl {

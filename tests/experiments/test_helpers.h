@@ -1,5 +1,6 @@
-// Helpers shared by the experiment tests: a temporary directory, a small
-// A3C factory, and environments that fail on purpose.
+// Helpers shared by the experiment tests: a temporary directory, file
+// reading, a small A3C factory and a plain environment factory (failing
+// environments are the library's FaultyEnv, envs/fault_injection.h).
 #ifndef ASYNCRL_TESTS_EXPERIMENTS_TEST_HELPERS_H_
 #define ASYNCRL_TESTS_EXPERIMENTS_TEST_HELPERS_H_
 
@@ -13,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "agents/a3c.h"
-#include "envs/registry.h"
-#include "experiments/train_agent_async.h"
+#include "asyncrl/agents/a3c.h"
+#include "asyncrl/envs/registry.h"
+#include "asyncrl/experiments/train_agent_async.h"
 
 namespace asyncrl::testing {
 

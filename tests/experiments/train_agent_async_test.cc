@@ -2,16 +2,16 @@
 // counter, checkpoints (finish, best, successful, except), failures by
 // exception and by signal, SIGINT/SIGTERM, resume, batched environments and
 // a fixed-seed learning test.
-#include "experiments/train_agent_async.h"
+#include "asyncrl/experiments/train_agent_async.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <algorithm>
 
-#include "envs/fault_injection.h"
-#include "experiments/evaluator.h"
-#include "misc/checkpoint.h"
+#include "asyncrl/envs/fault_injection.h"
+#include "asyncrl/experiments/evaluator.h"
+#include "asyncrl/misc/checkpoint.h"
 #include "test_helpers.h"
 
 namespace asyncrl {
@@ -185,7 +185,7 @@ INSTANTIATE_TEST_SUITE_P(Signals, ParentSignalTest,
                            return SignalName(info.param);
                          });
 
-TEST_F(TrainAgentAsyncTest, LoadResumesCountersAndParameters) {
+TEST_F(TrainAgentAsyncTest, ResumeRestoresCountersAndParameters) {
   TrainOptions first = Options(1, 2000);
   ASSERT_EQ(
       TrainAgentAsync(first, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"))
@@ -196,7 +196,7 @@ TEST_F(TrainAgentAsyncTest, LoadResumesCountersAndParameters) {
   TempDir second_dir("resume_second");
   TrainOptions second = Options(1, 3000);
   second.outdir = second_dir.str();
-  second.load = ckpt;
+  second.resume = ckpt;
   const TrainResult r =
       TrainAgentAsync(second, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"));
   ASSERT_EQ(r.exit_code, 0) << r.message;
@@ -206,6 +206,96 @@ TEST_F(TrainAgentAsyncTest, LoadResumesCountersAndParameters) {
       LoadCheckpointDir((second_dir.path() / "3000_finish").string());
   EXPECT_EQ(finish.global_step(), 3000);
   EXPECT_GT(finish.episodes(), saved.episodes());
+}
+
+// --load as the reference: the agent only; counters, schedule and best score
+// start fresh (a fine-tuning run writes best/ at its first evaluation).
+TEST_F(TrainAgentAsyncTest, LoadTakesTheAgentAndStartsCountersFresh) {
+  TrainOptions first = Options(1, 2000);
+  first.eval_interval = 1000;
+  first.eval_n_episodes = 1;
+  ASSERT_EQ(
+      TrainAgentAsync(first, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"))
+          .exit_code,
+      0);
+  const std::string ckpt = Path("2000_finish").string();
+  const proto::Checkpoint saved = LoadCheckpointDir(ckpt);
+  ASSERT_TRUE(saved.has_best_score());
+
+  TempDir second_dir("load_second");
+  TrainOptions second = Options(1, 1000);
+  second.outdir = second_dir.str();
+  second.eval_interval = 500;
+  second.eval_n_episodes = 1;
+  second.load = ckpt;
+  A3COptions frozen = testing::SmallA3COptions();
+  frozen.optimizer.lr = 0;  // The parameters stay the loaded ones.
+  const TrainResult r =
+      TrainAgentAsync(second, PlainEnv("CartPole-v1"),
+                      SmallA3C("CartPole-v1", {32, 32}, frozen));
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  EXPECT_EQ(r.global_step, 1000);
+  const auto rows = ReadLines(second_dir.path() / "scores.txt");
+  // The schedule starts from 0 (the checkpoint's would allow none before
+  // step 3000): evaluations at the first episode ends past 500 and 1000.
+  ASSERT_GE(rows.size(), 2u);
+  const int64_t first_eval = std::stoll(Split(rows[1], '\t')[0]);
+  EXPECT_GE(first_eval, 500);
+  EXPECT_LT(first_eval, 1000);
+  EXPECT_TRUE(fs::exists(second_dir.path() / "best" / "checkpoint.pb"));
+  const proto::Checkpoint finish =
+      LoadCheckpointDir((second_dir.path() / "1000_finish").string());
+  EXPECT_EQ(finish.global_step(), 1000);
+  EXPECT_EQ(finish.episodes(), r.episodes);
+  ASSERT_EQ(finish.parameters_size(), saved.parameters_size());
+  for (int i = 0; i < saved.parameters_size(); ++i) {
+    EXPECT_EQ(finish.parameters(i).data(), saved.parameters(i).data())
+        << saved.parameters(i).name();
+  }
+}
+
+TEST_F(TrainAgentAsyncTest, StepOffsetStartsTheCounterAndTheSchedule) {
+  TrainOptions o = Options(1, 2000);
+  o.step_offset = 1200;
+  o.eval_interval = 500;
+  o.eval_n_episodes = 1;
+  const TrainResult r =
+      TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"));
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  EXPECT_EQ(r.global_step, 2000);
+  const auto rows = ReadLines(Path("scores.txt"));
+  // The reference's schedule: the first evaluation is due at the first
+  // multiple of eval_interval after the offset (1500), and happens at the
+  // first episode end from there; without the offset in the schedule it
+  // would be due at once (step 1201).
+  ASSERT_GE(rows.size(), 2u);
+  const int64_t first_eval = std::stoll(Split(rows[1], '\t')[0]);
+  EXPECT_GE(first_eval, 1500);
+  EXPECT_LE(first_eval, 2000);
+}
+
+TEST_F(TrainAgentAsyncTest, LoadWithResumeOrOffsetWithResumeIsRefused) {
+  TrainOptions o = Options(1, 100);
+  o.load = "a";
+  o.resume = "b";
+  EXPECT_THROW(
+      TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1")),
+      std::invalid_argument);
+  o.load.clear();
+  o.step_offset = 10;
+  EXPECT_THROW(
+      TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1")),
+      std::invalid_argument);
+}
+
+TEST_F(TrainAgentAsyncTest, TheOutdirIsCreatedWhenMissing) {
+  TrainOptions o = Options(1, 200);
+  o.outdir = (Path("new") / "nested").string();
+  const TrainResult r =
+      TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"));
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  EXPECT_TRUE(
+      fs::exists(Path("new") / "nested" / "200_finish" / "checkpoint.pb"));
 }
 
 TEST_F(TrainAgentAsyncTest, LoadOfAnIncompatibleCheckpointIsRefused) {

@@ -1,6 +1,6 @@
 // Checkpoint files: round trip, atomic replacement, and rejection of
 // truncated, corrupt, wrong-version, inconsistent and over-large files.
-#include "misc/checkpoint.h"
+#include "asyncrl/misc/checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "misc/json.h"
-#include "misc/tensorboard.h"
-#include "misc/timers.h"
+#include "asyncrl/misc/json.h"
+#include "asyncrl/misc/tensorboard.h"
+#include "asyncrl/misc/timers.h"
 
 namespace asyncrl {
 namespace {

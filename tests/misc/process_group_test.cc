@@ -1,7 +1,7 @@
 // The worker process group and the shared region, exercised through real
 // forks: counters under contention, failures by exception and by signal,
 // SIGINT to the parent, and workers that ignore the stop flag.
-#include "misc/process_group.h"
+#include "asyncrl/misc/process_group.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -9,8 +9,8 @@
 
 #include <stdexcept>
 
-#include "misc/futex.h"
-#include "misc/shared_region.h"
+#include "asyncrl/experiments/shared_region.h"
+#include "asyncrl/misc/futex.h"
 
 namespace asyncrl {
 namespace {

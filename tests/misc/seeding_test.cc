@@ -1,4 +1,4 @@
-#include "misc/seeding.h"
+#include "asyncrl/misc/seeding.h"
 
 #include <gtest/gtest.h>
 

@@ -14,8 +14,8 @@
 
 #include "../apps/spawned.h"
 #include "../experiments/test_helpers.h"
-#include "misc/checkpoint.h"
-#include "misc/json.h"
+#include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/json.h"
 
 namespace asyncrl {
 namespace {

@@ -7,7 +7,7 @@
 #include <array>
 #include <optional>
 
-#include "envs/minatar/games.h"
+#include "asyncrl/envs/minatar/games.h"
 
 namespace asyncrl {
 namespace minatar {

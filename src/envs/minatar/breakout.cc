@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <array>
 
-#include "envs/minatar/games.h"
+#include "asyncrl/envs/minatar/games.h"
 
 namespace asyncrl {
 namespace minatar {

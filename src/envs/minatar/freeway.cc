@@ -8,7 +8,7 @@
 #include <array>
 #include <cstdlib>
 
-#include "envs/minatar/games.h"
+#include "asyncrl/envs/minatar/games.h"
 
 namespace asyncrl {
 namespace minatar {

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "envs/minatar/minatar.h"
+#include "asyncrl/envs/minatar/minatar.h"
 
 namespace asyncrl {
 namespace minatar {

@@ -1,12 +1,12 @@
-#include "envs/minatar/minatar.h"
+#include "asyncrl/envs/minatar/minatar.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-#include "envs/minatar/games.h"
-#include "envs/registry.h"
-#include "misc/strings.h"
+#include "asyncrl/envs/minatar/games.h"
+#include "asyncrl/envs/registry.h"
+#include "asyncrl/misc/strings.h"
 
 namespace asyncrl {
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "envs/env.h"
-#include "misc/rng.h"
+#include "asyncrl/envs/env.h"
+#include "asyncrl/misc/rng.h"
 
 namespace asyncrl {
 

@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "envs/minatar/games.h"
+#include "asyncrl/envs/minatar/games.h"
 
 namespace asyncrl {
 namespace minatar {

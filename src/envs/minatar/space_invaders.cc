@@ -9,7 +9,7 @@
 #include <array>
 #include <cstdlib>
 
-#include "envs/minatar/games.h"
+#include "asyncrl/envs/minatar/games.h"
 
 namespace asyncrl {
 namespace minatar {

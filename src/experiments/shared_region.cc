@@ -1,4 +1,4 @@
-#include "misc/shared_region.h"
+#include "asyncrl/experiments/shared_region.h"
 
 #include <boost/interprocess/anonymous_shared_memory.hpp>
 #include <boost/interprocess/exceptions.hpp>
@@ -30,8 +30,7 @@ size_t SharedRegion::BytesFor(int64_t num_params,
          ArrayBytes(num_optimizer_floats, "num_optimizer_floats");
 }
 
-SharedRegion::SharedRegion(int64_t num_params, int64_t num_optimizer_floats)
-    : num_params_(num_params), num_optimizer_floats_(num_optimizer_floats) {
+SharedRegion::SharedRegion(int64_t num_params, int64_t num_optimizer_floats) {
   const size_t bytes = BytesFor(num_params, num_optimizer_floats);
   try {
     region_ = boost::interprocess::anonymous_shared_memory(bytes);

@@ -3,8 +3,8 @@
 // (lock-free counters, flags, an interprocess mutex) and two flat float
 // arrays: every model parameter in one buffer, optimizer statistics in
 // another.
-#ifndef ASYNCRL_MISC_SHARED_REGION_H_
-#define ASYNCRL_MISC_SHARED_REGION_H_
+#ifndef ASYNCRL_EXPERIMENTS_SHARED_REGION_H_
+#define ASYNCRL_EXPERIMENTS_SHARED_REGION_H_
 
 #include <atomic>
 #include <boost/interprocess/mapped_region.hpp>
@@ -48,7 +48,7 @@ struct ControlBlock {
   }
   // Guarded by `mutex`: best evaluation mean so far, and writes to shared
   // files (scores.txt rows, best/ checkpoint).
-  boost::interprocess::interprocess_mutex mutex;
+  mutable boost::interprocess::interprocess_mutex mutex;
   double best_score = 0.0;
   int32_t has_best_score = 0;
 };
@@ -75,9 +75,6 @@ class SharedRegion {
   ControlBlock& control() { return *control_; }
   float* params() { return params_; }
   float* optimizer_state() { return optimizer_state_; }
-  int64_t num_params() const { return num_params_; }
-  int64_t num_optimizer_floats() const { return num_optimizer_floats_; }
-  size_t size_bytes() const { return region_.get_size(); }
 
   // Bytes a region of these sizes maps (control block plus aligned arrays).
   static size_t BytesFor(int64_t num_params, int64_t num_optimizer_floats);
@@ -87,10 +84,8 @@ class SharedRegion {
   ControlBlock* control_ = nullptr;
   float* params_ = nullptr;
   float* optimizer_state_ = nullptr;
-  int64_t num_params_ = 0;
-  int64_t num_optimizer_floats_ = 0;
 };
 
 }  // namespace asyncrl
 
-#endif  // ASYNCRL_MISC_SHARED_REGION_H_
+#endif  // ASYNCRL_EXPERIMENTS_SHARED_REGION_H_

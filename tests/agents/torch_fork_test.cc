@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "misc/process_group.h"
-#include "misc/torch_setup.h"
+#include "asyncrl/agents/torch_setup.h"
+#include "asyncrl/misc/process_group.h"
 
 namespace asyncrl {
 namespace {

@@ -2,8 +2,8 @@
 // parent before any tensor work: with one intra-op and one inter-op thread no
 // OpenMP or thread pool exists at fork time (libgomp is not fork-safe: a
 // child that inherits a pool hangs on its first parallel region).
-#ifndef ASYNCRL_MISC_TORCH_SETUP_H_
-#define ASYNCRL_MISC_TORCH_SETUP_H_
+#ifndef ASYNCRL_AGENTS_TORCH_SETUP_H_
+#define ASYNCRL_AGENTS_TORCH_SETUP_H_
 
 #include <string>
 
@@ -19,4 +19,4 @@ std::string BlasLibrary();
 
 }  // namespace asyncrl
 
-#endif  // ASYNCRL_MISC_TORCH_SETUP_H_
+#endif  // ASYNCRL_AGENTS_TORCH_SETUP_H_

@@ -1,4 +1,4 @@
-#include "a3c_flags.h"
+#include "asyncrl/experiments/run_flags.h"
 
 #include <unistd.h>
 
@@ -10,13 +10,13 @@
 #include <set>
 #include <sstream>
 
-#include "agents/models.h"
-#include "envs/registry.h"
-#include "misc/checkpoint.h"
-#include "misc/config_file.h"
-#include "misc/json.h"
-#include "misc/seeding.h"
-#include "misc/strings.h"
+#include "asyncrl/agents/models.h"
+#include "asyncrl/envs/registry.h"
+#include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/config_file.h"
+#include "asyncrl/misc/json.h"
+#include "asyncrl/misc/seeding.h"
+#include "asyncrl/misc/strings.h"
 
 namespace asyncrl {
 namespace po = boost::program_options;
@@ -30,6 +30,14 @@ std::string Str(const T& v) {
   return os.str();
 }
 
+// A value with its default, shown in --help as written ("0.99", not
+// boost's round-trip "0.98999999999999999").
+template <typename T>
+po::typed_value<T>* Value(T* target,
+                          const std::common_type_t<T>& default_value) {
+  return po::value(target)->default_value(default_value, Str(default_value));
+}
+
 void Require(bool ok, const std::string& flag, const std::string& value,
              const std::string& accepted) {
   if (!ok) {
@@ -41,8 +49,8 @@ void Require(bool ok, const std::string& flag, const std::string& value,
 // Options that describe this invocation, not the run: never taken from, or
 // compared with, a resumed run's args.json.
 const std::set<std::string> kPerInvocation = {
-    "resume",  "load",   "demo",      "config", "help",
-    "version", "outdir", "log-level", "quiet",  "profile"};
+    "resume", "load",      "demo",  "config",  "help",       "version",
+    "outdir", "log-level", "quiet", "profile", "step-offset"};
 
 // Options whose change breaks a run: the network and its inputs.
 const std::set<std::string> kBreaking = {"env", "arch"};
@@ -71,7 +79,7 @@ std::map<std::string, std::string> ReadArgsJson(const std::string& path) {
 // Fills every option the command line did not give from the resumed run's
 // args.json (boost replaces defaulted values, never given ones).
 void StoreResumedOptions(po::variables_map& vm,
-                         const po::options_description& desc, A3CFlags* f) {
+                         const po::options_description& desc, RunFlags* f) {
   const std::filesystem::path ckpt(vm["resume"].as<std::string>());
   if (!std::filesystem::is_regular_file(ckpt / kCheckpointFileName)) {
     throw FlagError("--resume=" + ckpt.string() +
@@ -126,8 +134,9 @@ void StoreDemoOptions(po::variables_map& vm,
 
 }  // namespace
 
-A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
-  A3CFlags f;
+RunFlags ParseRunFlags(int argc, const char* const* argv,
+                       const FlagContext& context) {
+  RunFlags f;
   TrainOptions& t = f.train;
   A3COptions& a = f.agent;
   const int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
@@ -137,72 +146,71 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
   std::string config_file;
 
   po::options_description desc(
-      "train_a3c: train an A3C agent with asynchronous worker processes.\n"
-      "Options");
+      context.program +
+      ": train an agent with asynchronous worker processes.\nOptions");
   desc.add_options()("help", "print this help and exit")(
       "version", "print the version and exit")(
       "config", po::value(&config_file),
       "read 'key = value' lines (flag names without --) from FILE; the command "
-      "line wins")(
-      "processes",
-      po::value(&t.processes)->default_value(cores > 0 ? cores : 1),
-      "worker processes (default: number of cores)")(
-      "env", po::value(&f.env)->default_value(f.env), "environment name")(
-      "arch", po::value(&f.arch)->default_value(f.arch),
+      "line wins")("processes", Value(&t.processes, cores > 0 ? cores : 1),
+                   "worker processes (default: number of cores)")(
+      "env", Value(&f.env, f.env), "environment name")(
+      "arch", Value(&f.arch, f.arch),
       "network: auto (by the spaces), fc-softmax, fc-gaussian, minatar-conv, "
       "atari-conv, or one of them with -lstm")(
-      "seed", po::value(&t.seed)->default_value(0),
-      "random seed (workers derive theirs)")(
-      "outdir", po::value(&f.outdir)->default_value(f.outdir),
+      "seed", Value(&t.seed, 0), "random seed (workers derive theirs)")(
+      "outdir", Value(&f.outdir, f.outdir),
       "each run gets a new folder under this directory")(
-      "t-max", po::value(&a.t_max)->default_value(5), "steps per update")(
-      "beta", po::value(&a.beta)->default_value(0.01), "entropy weight")(
-      "gamma", po::value(&a.gamma)->default_value(0.99), "discount factor")(
-      "lr", po::value(&a.optimizer.lr)->default_value(7e-4),
+      "t-max", Value(&a.t_max, 5), "steps per update")(
+      "beta", Value(&a.beta, 0.01), "entropy weight")(
+      "gamma", Value(&a.gamma, 0.99), "discount factor")(
+      "lr", Value(&a.optimizer.lr, 7e-4),
       "learning rate (image observations: 2e-3 unless given)")(
       "lr-decay", po::bool_switch(&f.lr_decay),
       "decay the learning rate linearly to 0 over --steps")(
-      "rmsprop-epsilon", po::value(&a.optimizer.eps)->default_value(0.1),
+      "rmsprop-epsilon", Value(&a.optimizer.eps, 0.1),
       "RMSprop epsilon (inside the square root; image observations: 1e-5 "
-      "unless given)")("rmsprop-alpha",
-                       po::value(&a.optimizer.alpha)->default_value(0.99),
+      "unless given)")("rmsprop-alpha", Value(&a.optimizer.alpha, 0.99),
                        "RMSprop decay")(
-      "weight-decay", po::value(&a.optimizer.weight_decay)->default_value(0.0),
-      "L2 penalty")(
-      "max-grad-norm", po::value(&a.max_grad_norm)->default_value(40.0),
+      "weight-decay", Value(&a.optimizer.weight_decay, 0.0), "L2 penalty")(
+      "max-grad-norm", Value(&a.max_grad_norm, 40.0),
       "clip gradients to this global L2 norm (<= 0: no clipping)")(
       "reward-scale-factor", po::value(&f.reward_scale_factor),
       "multiply training rewards by this (default: 0.01 as the reference's "
       "gym example, 1 for image observations as its Atari example)")(
-      "steps", po::value(&t.steps)->default_value(80000000),
-      "global steps to train")(
-      "eval-interval", po::value(&t.eval_interval)->default_value(100000),
+      "steps", Value(&t.steps, 80000000), "global steps to train")(
+      "eval-interval", Value(&t.eval_interval, 100000),
       "evaluate every this many global steps (0: never)")(
       "eval-n-runs", po::value(&eval_n_runs),
       "evaluation episodes (default 10)")(
       "eval-n-steps", po::value(&eval_n_steps),
       "evaluation steps (instead of --eval-n-runs)")(
-      "max-episode-len", po::value(&t.max_episode_len)->default_value(0),
+      "max-episode-len", Value(&t.max_episode_len, 0),
       "longest episode (0: the environment's limit)")(
       "successful-score", po::value(&successful_score),
       "stop when an evaluation mean reaches this")(
-      "envs-per-process", po::value(&t.envs_per_process)->default_value(1),
+      "envs-per-process", Value(&t.envs_per_process, 1),
       "environments each worker steps as a batch")(
-      "load", po::value(&t.load), "resume from this checkpoint directory")(
-      "demo", po::bool_switch(&f.demo), "evaluate the --load agent and exit")(
+      "load", po::value(&t.load),
+      "start from this checkpoint's agent (parameters and optimizer "
+      "statistics); steps, episodes, evaluation schedule and best score "
+      "start fresh")(
+      "step-offset", Value(&t.step_offset, int64_t{0}),
+      "start the global step counter here (with --load, as the reference's "
+      "step_offset)")("demo", po::bool_switch(&f.demo),
+                      "evaluate the --load agent and exit")(
       "resume", po::value(&f.resume),
       "continue the run of this checkpoint (<run>/<checkpoint>) in its "
       "folder, with its options unless given again")(
-      "checkpoint-interval",
-      po::value(&t.checkpoint_interval)->default_value(0),
+      "checkpoint-interval", Value(&t.checkpoint_interval, 0),
       "save <steps>_checkpoint/ every this many global steps (0: never)")(
-      "keep-checkpoints", po::value(&t.keep_checkpoints)->default_value(5),
+      "keep-checkpoints", Value(&t.keep_checkpoints, 5),
       "how many periodic checkpoints to keep")(
       "profile", po::bool_switch(&t.profile),
       "write a CPU profile per process to profile-<process_idx>-<pid>.prof "
       "(read with google-pprof --text)")("quiet", po::bool_switch(&f.quiet),
                                          "no status line and no timer summary")(
-      "log-level", po::value(&f.log_level)->default_value(f.log_level),
+      "log-level", Value(&f.log_level, f.log_level),
       "debug, info, warning or error");
 
   po::variables_map vm;
@@ -242,7 +250,15 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
       // Stored after the command line, so the command line wins.
       po::store(po::command_line_parser(args).options(desc).run(), vm);
     }
-    if (vm.count("resume")) StoreResumedOptions(vm, desc, &f);
+    if (vm.count("resume")) {
+      if (vm.count("step-offset") && !vm["step-offset"].defaulted()) {
+        throw FlagError(
+            "--step-offset=" + Str(vm["step-offset"].as<int64_t>()) +
+            " is invalid; accepted: not together with --resume (it continues "
+            "at the checkpoint's step)");
+      }
+      StoreResumedOptions(vm, desc, &f);
+    }
     if (vm.count("demo") && vm["demo"].as<bool>() && vm.count("load")) {
       StoreDemoOptions(vm, desc);
     }
@@ -260,6 +276,8 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
   Require(t.processes >= 1 && t.processes <= 4096, "processes",
           Str(t.processes), "an integer in [1, 4096]");
   Require(t.steps >= 1, "steps", Str(t.steps), "an integer >= 1");
+  Require(t.step_offset >= 0 && t.step_offset < t.steps, "step-offset",
+          Str(t.step_offset), "an integer in [0, --steps)");
   Require(a.t_max >= 1, "t-max", Str(a.t_max), "an integer >= 1");
   Require(std::isfinite(a.beta) && a.beta >= 0, "beta", Str(a.beta),
           "a finite number >= 0");
@@ -315,12 +333,25 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
   Require(
       std::find(kLevels.begin(), kLevels.end(), f.log_level) != kLevels.end(),
       "log-level", f.log_level, JoinNames(kLevels));
-  Require(DefaultEnvRegistry().Contains(f.env), "env", f.env,
-          JoinNames(DefaultEnvRegistry().Names()));
-  Require(DefaultModelRegistry().Contains(f.arch), "arch", f.arch,
-          JoinNames(DefaultModelRegistry().Names()));
+  std::unique_ptr<Env> env;
+  std::string auto_arch;  // What --arch auto means for this environment.
+  if (context.probe_env) {
+    try {
+      env = context.probe_env(f.env);
+    } catch (const std::invalid_argument& e) {
+      Require(false, "env", f.env, e.what());
+    }
+    Require(env != nullptr, "env", f.env, "an environment the program knows");
+  } else {
+    Require(DefaultEnvRegistry().Contains(f.env), "env", f.env,
+            JoinNames(DefaultEnvRegistry().Names()));
+    env = MakeEnv(f.env);
+  }
+  if (context.a3c_agent) {
+    Require(DefaultModelRegistry().Contains(f.arch), "arch", f.arch,
+            JoinNames(DefaultModelRegistry().Names()));
+  }
   {
-    auto env = MakeEnv(f.env);
     // Image observations (MinAtar) get their own defaults, as the
     // reference's Atari example has its own: see ImageDefaults in the
     // README for the measurements behind them.
@@ -331,8 +362,11 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
     if (image && vm["lr"].defaulted()) a.optimizer.lr = 2e-3;
     if (image && vm["rmsprop-epsilon"].defaulted()) a.optimizer.eps = 1e-5;
     try {
-      DefaultModelRegistry().Make(f.arch, env->ObservationSpace(),
-                                  env->ActionSpace());
+      if (context.a3c_agent) {
+        DefaultModelRegistry().Make(f.arch, env->ObservationSpace(),
+                                    env->ActionSpace());
+        auto_arch = AutoArch(env->ObservationSpace(), env->ActionSpace());
+      }
     } catch (const std::invalid_argument& e) {
       Require(false, "arch", f.arch, e.what());
     }
@@ -370,12 +404,17 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
   if (vm.count("reward-scale-factor") == 0) {
     f.resolved["reward-scale-factor"] = Str(f.reward_scale_factor);
   }
+  // args.json and checkpoints record the network actually built.
+  if (f.arch == "auto" && !auto_arch.empty()) f.arch = auto_arch;
+  f.resolved["arch"] = f.arch;
   f.resolved["lr"] = Str(a.optimizer.lr);
   f.resolved["rmsprop-epsilon"] = Str(a.optimizer.eps);
   if (!f.resume.empty()) {
     std::vector<std::string> changes;
     for (const auto& key : f.resume_changes) {
-      const std::string& before = f.resume_saved.at(key);
+      std::string before = f.resume_saved.at(key);
+      // Runs before args.json recorded the resolved network say "auto".
+      if (key == "arch" && before == "auto") before = auto_arch;
       const std::string& now = f.resolved[key];
       if (before == now) continue;
       if (kBreaking.count(key)) {
@@ -386,7 +425,17 @@ A3CFlags ParseA3CFlags(int argc, const char* const* argv) {
       changes.push_back(key + ": " + before + " -> " + now);
     }
     f.resume_changes = changes;
-    t.load = f.resume;
+    // Check the checkpoint before anything is written.
+    proto::Checkpoint checkpoint;
+    try {
+      checkpoint = LoadCheckpointDir(f.resume);
+    } catch (const std::runtime_error& e) {
+      throw FlagError("--resume=" + f.resume + " is invalid: " + e.what());
+    }
+    f.resume_step = checkpoint.global_step();
+    Require(f.resume_step < t.steps, "steps", Str(t.steps),
+            "more than the checkpoint's step " + Str(f.resume_step));
+    t.resume = f.resume;
   }
   t.config = f.resolved;
   return f;

@@ -1,4 +1,4 @@
-#include "misc/torch_setup.h"
+#include "asyncrl/agents/torch_setup.h"
 
 #include <dlfcn.h>
 #include <limits.h>

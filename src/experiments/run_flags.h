@@ -1,0 +1,77 @@
+// The trainer's command line (the reference example's flags and defaults),
+// parsed with Boost.Program_options into the plain option structs it fills:
+// TrainOptions, A3COptions and the run's own settings. train_a3c and every
+// program built on RunTrainer (experiments/run_trainer.h) share it.
+#ifndef ASYNCRL_EXPERIMENTS_RUN_FLAGS_H_
+#define ASYNCRL_EXPERIMENTS_RUN_FLAGS_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "asyncrl/agents/a3c.h"
+#include "asyncrl/envs/env.h"
+#include "asyncrl/experiments/train_options.h"
+
+namespace asyncrl {
+
+struct RunFlags {
+  TrainOptions train;
+  A3COptions agent;
+  std::string env = "CartPole-v1";
+  std::string arch = "auto";
+  std::string outdir = "results";
+  double reward_scale_factor = 0.01;
+  bool lr_decay = false;
+  bool demo = false;
+  bool quiet = false;
+  // --resume: the checkpoint directory and the run folder it belongs to.
+  std::string resume;
+  std::string resume_run;
+  int64_t resume_step = 0;  // The resumed checkpoint's global step.
+  // Options the command line changed relative to the resumed run's
+  // args.json: "lr: 0.0007 -> 0.0005".
+  std::vector<std::string> resume_changes;
+  std::map<std::string, std::string> resume_saved;  // The run's args.json.
+  std::string log_level = "info";
+  bool help = false;
+  bool version = false;
+  std::string help_text;
+  // Every resolved option as text, for args.json and checkpoints.
+  std::map<std::string, std::string> resolved;
+};
+
+// Thrown for any invalid flag; what() is the one-line message
+// "--flag=value is invalid; accepted: ..." (exit status 2).
+class FlagError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What the parser needs to know about the program it parses for.
+struct FlagContext {
+  // The program's name, first in --help and --version.
+  std::string program = "train_a3c";
+  // Builds the environment named by --env to read its spaces (image
+  // observations get their own defaults); it throws std::invalid_argument
+  // for an unknown name. Empty: the registry (envs/registry.h), and --env
+  // must name a registered environment.
+  std::function<std::unique_ptr<Env>(const std::string& env)> probe_env;
+  // Whether the agent is the built-in A3C, built from --arch: then --arch
+  // is checked against the spaces. A program with its own agent ignores it.
+  bool a3c_agent = true;
+};
+
+// Parses and validates argv (and --config FILE). Checks everything that can
+// be checked without side effects: ranges, conflicts, environment and arch
+// names, the --load directory. Creates nothing. Throws FlagError.
+RunFlags ParseRunFlags(int argc, const char* const* argv,
+                       const FlagContext& context = {});
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_EXPERIMENTS_RUN_FLAGS_H_

@@ -1,0 +1,235 @@
+#include "asyncrl/experiments/run_trainer.h"
+
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "asyncrl/agents/a3c.h"
+#include "asyncrl/agents/models.h"
+#include "asyncrl/agents/torch_setup.h"
+#include "asyncrl/envs/fault_injection.h"
+#include "asyncrl/envs/registry.h"
+#include "asyncrl/experiments/evaluator.h"
+#include "asyncrl/experiments/run_dir.h"
+#include "asyncrl/experiments/train_agent_async.h"
+#include "asyncrl/misc/build_info.h"
+#include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/json.h"
+#include "asyncrl/misc/logging.h"
+#include "asyncrl/misc/seeding.h"
+
+namespace asyncrl {
+
+namespace fs = std::filesystem;
+
+std::unique_ptr<Env> DefaultEnv(const EnvContext& context) {
+  EnvOptions options;
+  options.max_episode_steps = context.max_episode_len;
+  options.reward_scale = context.reward_scale;
+  return MakeEnv(context.env, options);
+}
+
+std::unique_ptr<Agent> MakeA3C(const AgentContext& context) {
+  if (context.flags == nullptr) {
+    throw std::invalid_argument("MakeA3C: the context has no flags");
+  }
+  A3COptions options = context.flags->agent;
+  options.seed = context.seed;
+  return std::make_unique<A3C>(
+      DefaultModelRegistry().Make(
+          context.flags->arch, context.observation_space, context.action_space),
+      context.observation_space, context.action_space, options);
+}
+
+namespace {
+
+// One program run: the parsed flags and the plugins, with the defaults
+// filled in.
+class TrainerRun {
+ public:
+  TrainerRun(const RunFlags& flags, const TrainerPlugins& plugins)
+      : f_(flags), plugins_(plugins) {
+    if (!plugins_.make_env) plugins_.make_env = DefaultEnv;
+    custom_agent_ = static_cast<bool>(plugins_.make_agent);
+    if (!custom_agent_) plugins_.make_agent = MakeA3C;
+  }
+
+  // Training and evaluation environments; ASYNCRL_INJECT_FAULT makes one
+  // worker's training environment fail on purpose (for testing).
+  MakeEnvFn EnvFactory(std::optional<FaultSpec> fault) const {
+    return [this, fault](int idx, bool test) {
+      EnvContext context;
+      context.env = f_.env;
+      context.process_idx = idx;
+      context.test = test;
+      context.reward_scale = test ? 1.0 : f_.reward_scale_factor;
+      context.max_episode_len = f_.train.max_episode_len;
+      std::unique_ptr<Env> env = plugins_.make_env(context);
+      if (!env) {
+        throw std::invalid_argument(plugins_.program + ": make_env(" + f_.env +
+                                    ") returned null");
+      }
+      if (fault && !test && fault->worker == idx) {
+        env = std::make_unique<FaultyEnv>(std::move(env), *fault);
+      }
+      return env;
+    };
+  }
+
+  MakeAgentFn AgentFactory(const Space& obs, const Space& act) const {
+    return [this, obs, act](int idx) -> std::unique_ptr<Agent> {
+      // Every process builds the same initial network; the shared
+      // parameters are the parent's anyway.
+      torch::manual_seed(static_cast<uint64_t>(f_.train.seed));
+      AgentContext context;
+      context.process_idx = idx;
+      context.observation_space = obs;
+      context.action_space = act;
+      context.seed = static_cast<uint64_t>(
+          TrainEnvSeed(idx, f_.train.seed, f_.train.processes));
+      context.flags = &f_;
+      return plugins_.make_agent(context);
+    };
+  }
+
+  int Demo(const Space& obs, const Space& act) const {
+    std::unique_ptr<Agent> agent = AgentFactory(obs, act)(0);
+    agent->Load(f_.train.load);
+    auto env = EnvFactory(std::nullopt)(0, true);
+    env->Reset(EvalEnvSeed(0, f_.train.seed, 1));
+    const EvalStats s = Summarize(
+        RunEvaluation(*agent, *env, f_.train.eval_n_steps,
+                      f_.train.eval_n_episodes, f_.train.max_episode_len));
+    std::cout << "n_runs: " << s.episodes << " mean: " << s.mean
+              << " median: " << s.median << " stdev: " << s.stdev << std::endl;
+    return 0;
+  }
+
+  int Train(int argc, const char* const* argv, const Space& obs,
+            const Space& act) const {
+    std::optional<FaultSpec> fault;
+    try {
+      fault = FaultSpecFromEnvironment();
+    } catch (const std::invalid_argument& e) {
+      throw FlagError(e.what());
+    }
+    // A program's own agent is built once before anything is written, so
+    // that one refusing the environment's spaces (std::invalid_argument)
+    // is an invalid-input error with nothing created. A3C's network was
+    // checked with the flags.
+    if (custom_agent_) AgentFactory(obs, act)(0);
+    std::string command;
+    for (int a = 0; a < argc; ++a) {
+      command += (a ? " " : "") + ShellQuote(argv[a]);
+    }
+    fs::path run;
+    if (!f_.resume.empty()) {
+      run = f_.resume_run;
+      std::cout << "results in " << run.string() << " (resuming from "
+                << f_.resume << " at step " << f_.resume_step << ")"
+                << std::endl;
+      for (const auto& change : f_.resume_changes) {
+        std::cout << "resume: changed " << change << std::endl;
+      }
+      std::ifstream old_command(run / "command.txt");
+      std::stringstream previous;
+      previous << old_command.rdbuf();
+      WriteFileAtomically(run / "command.txt", previous.str() + command + "\n");
+    } else {
+      run = MakeRunDir(f_.outdir);
+      std::cout << "results in " << run.string() << std::endl;
+      WriteFileAtomically(run / "command.txt", command + "\n");
+    }
+    Json::Object args;
+    for (const auto& [key, value] : f_.resolved) args[key] = value;
+    WriteFileAtomically(run / "args.json", Json(args).Dump(2) + "\n");
+
+    TrainOptions options = f_.train;
+    options.outdir = run.string();
+    if (f_.quiet || f_.log_level == "warning" || f_.log_level == "error") {
+      options.progress_interval = std::chrono::milliseconds(0);
+    }
+    std::vector<StepHook> hooks;
+    if (f_.lr_decay) {
+      hooks.push_back(
+          LinearLearningRateDecay(f_.agent.optimizer.lr, 0.0, options.steps));
+    }
+    const TrainResult result = TrainAgentAsync(
+        options, EnvFactory(fault), AgentFactory(obs, act), hooks, &std::cout);
+    if (result.exit_code != 0) {
+      std::cerr << plugins_.program << ": " << result.message << std::endl;
+      for (const WorkerEnd& w : result.report.workers) {
+        std::cerr << plugins_.program << ":   " << w.Describe() << std::endl;
+      }
+      if (!result.except_dir.empty()) {
+        std::cerr << plugins_.program << ": saved " << result.except_dir
+                  << std::endl;
+      }
+      return result.exit_code;
+    }
+    std::cout << "finished at step " << result.global_step << " after "
+              << result.episodes << " episodes; results in " << run.string()
+              << std::endl;
+    return 0;
+  }
+
+ private:
+  const RunFlags& f_;
+  TrainerPlugins plugins_;
+  bool custom_agent_ = false;
+};
+
+int Run(int argc, const char* const* argv, const TrainerPlugins& plugins) {
+  FlagContext context;
+  context.program = plugins.program;
+  context.a3c_agent = !plugins.make_agent;
+  if (plugins.make_env) {
+    context.probe_env = [&plugins](const std::string& env) {
+      EnvContext probe;
+      probe.env = env;
+      probe.test = true;
+      return plugins.make_env(probe);
+    };
+  }
+  const RunFlags f = ParseRunFlags(argc, argv, context);
+  if (f.help) {
+    std::cout << f.help_text;
+    return 0;
+  }
+  if (f.version) {
+    std::cout << plugins.program << " " << kVersion << " (" << kBuildRevision
+              << ")\n";
+    return 0;
+  }
+  SetLogLevel(ParseLogLevel(f.log_level));
+  ConfigureTorchForFork();
+  const TrainerRun run(f, plugins);
+  std::unique_ptr<Env> probe = run.EnvFactory(std::nullopt)(0, true);
+  const Space obs = probe->ObservationSpace();
+  const Space act = probe->ActionSpace();
+  probe.reset();
+  if (f.demo) return run.Demo(obs, act);
+  return run.Train(argc, argv, obs, act);
+}
+
+}  // namespace
+
+int RunTrainer(int argc, const char* const* argv,
+               const TrainerPlugins& plugins) {
+  const std::string& name = plugins.program;
+  try {
+    return Run(argc, argv, plugins);
+  } catch (const FlagError& e) {
+    std::cerr << name << ": " << e.what() << std::endl;
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << name << ": " << e.what() << std::endl;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << name << ": " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace asyncrl

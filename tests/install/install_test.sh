@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The library as an outside project uses it: install BUILD_DIR into a fresh
+# prefix, configure and build examples/custom_agent (its own CMake project)
+# against that prefix only, train with 2 processes and check the run folder.
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$(cd "$1" && pwd)
+source=$(cd "$2" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "install_test: FAILED: $*" >&2; exit 1; }
+
+prefix=$work/prefix
+cmake --install "$build" --prefix "$prefix" > "$work/install.log" ||
+  { cat "$work/install.log"; fail "cmake --install"; }
+for f in lib/cmake/asyncrl/asyncrlConfig.cmake \
+         lib/cmake/asyncrl/asyncrlConfigVersion.cmake \
+         lib/cmake/asyncrl/asyncrlTargets.cmake \
+         include/asyncrl/experiments/run_trainer.h \
+         include/asyncrl/experiments/train_agent_async.h \
+         include/asyncrl/agents/agent.h \
+         include/asyncrl/proto/checkpoint.pb.h \
+         include/asyncrl/misc/build_info.h; do
+  [ -f "$prefix/$f" ] || fail "$f was not installed"
+done
+# Nothing installed may point back into the source or build tree.
+if grep -rlF -e "$source/" -e "$build/" "$prefix/lib/cmake" "$prefix/include"; then
+  fail "installed files refer to the source or build tree (listed above)"
+fi
+
+# The example as a user would build it: a copy outside our tree, only the
+# prefix on CMAKE_PREFIX_PATH.
+cp -r "$source/examples/custom_agent" "$work/example"
+cmake -S "$work/example" -B "$work/example-build" -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$work/configure.log" 2>&1 ||
+  { cat "$work/configure.log"; fail "configuring the example"; }
+cmake --build "$work/example-build" > "$work/build.log" 2>&1 ||
+  { cat "$work/build.log"; fail "building the example"; }
+if grep -F -e "$source/src" -e "$build/" "$work/example-build/compile_commands.json"; then
+  fail "the example was compiled with include paths into our tree"
+fi
+
+out=$work/out
+"$work/example-build/hill_climbing" --env CartPole-v0 --processes 2 \
+  --steps 20000 --eval-interval 5000 --eval-n-runs 3 --outdir "$out" \
+  --quiet > "$work/run.log" 2>&1 ||
+  { cat "$work/run.log"; fail "training with the example (status $?)"; }
+run=$(sed -n 's/^results in //p' "$work/run.log" | head -n 1)
+[ -d "$run" ] || { cat "$work/run.log"; fail "no run folder in the output"; }
+header=$(head -n 1 "$run/scores.txt")
+expected=$(printf 'steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin\tbest_return\timprovements\tepisodes_seen')
+[ "$header" = "$expected" ] || fail "scores.txt header is '$header', expected '$expected'"
+rows=$(($(wc -l < "$run/scores.txt") - 1))
+[ "$rows" -ge 3 ] || fail "scores.txt has $rows evaluations, expected at least 3 (every 5000 of 20000 steps)"
+for f in best/checkpoint.pb 20000_finish/checkpoint.pb args.json command.txt; do
+  [ -f "$run/$f" ] || fail "$run/$f is missing"
+done
+grep -q '"processes": "2"' "$run/args.json" || fail "args.json lacks processes 2"
+grep -q "finished at step 20000" "$work/run.log" || fail "no 'finished at step 20000' line"
+echo "install_test: 1 passed, 0 failed"
