@@ -5,14 +5,14 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "asyncrl/agents/distributions.h"
+#include "asyncrl/agents/targets.h"
 #include "asyncrl/misc/check.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/timers.h"
 
 namespace asyncrl {
 namespace {
-
-constexpr double kLog2Pi = 1.8378770664093453;  // log(2 * pi)
 
 void Require(bool ok, const std::string& field, double value,
              const char* accepted) {
@@ -59,8 +59,7 @@ A3C::A3C(std::shared_ptr<ActorCriticModel> model,
         std::string("A3C: a ") + (categorical ? "categorical" : "Gaussian") +
         " policy cannot act in action space " + action_space.ToString());
   }
-  recurrent_ = dynamic_cast<RecurrentActorCritic*>(model_.get());
-  if (recurrent_ != nullptr) state_size_ = recurrent_->StateSize();
+  state_size_ = model_->StateSize();
   local_ = std::make_unique<FlatParameters>(*model_);
   const int64_t n = local_->size();
   owned_params_.assign(local_->params_data(), local_->params_data() + n);
@@ -98,93 +97,66 @@ void A3C::ChooseActions(FloatView obs, int64_t k, bool deterministic,
   ScopedTimer timer("act");
   c10::InferenceMode guard;
   const auto x = torch::from_blob(const_cast<float*>(obs.data), {k, obs_size_});
-  ModelOutput out;
-  if (recurrent_ != nullptr) {
-    std::vector<float>& state = record ? train_state_ : eval_state_;
-    const auto size = static_cast<size_t>(k * state_size_);
-    if (state.size() != size) state.assign(size, 0.0f);
-    const RecurrentStep step =
-        recurrent_->Step(recurrent_->Encode(x),
-                         torch::from_blob(state.data(), {k, state_size_}));
-    out = recurrent_->Heads(step.hidden);
+  // The rows' recurrent state (none for feed-forward models) goes in and
+  // the state after the step comes back into the same floats.
+  std::vector<float>& state = record ? train_state_ : eval_state_;
+  const auto size = static_cast<size_t>(k * state_size_);
+  if (state.size() != size) state.assign(size, 0.0f);
+  const ModelStep step = model_->Step(
+      x, size == 0 ? torch::Tensor()
+                   : torch::from_blob(state.data(), {k, state_size_}));
+  if (size > 0) {
     const auto next_state = step.state.contiguous();
     std::memcpy(state.data(), next_state.data_ptr<float>(),
                 size * sizeof(float));
-  } else {
-    out = model_->Forward(x);
   }
+  const ModelOutput& out = step.output;
   const auto values = out.value.contiguous();
   const float* v = values.data_ptr<float>();
   actions_.resize(k);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
   std::vector<double>& entropies = scratch_entropies_;
   entropies.resize(k);
   if (model_->Kind() == PolicyKind::kCategorical) {
-    const auto logits_t = out.logits.contiguous();
-    const float* logits = logits_t.data_ptr<float>();
-    const int64_t n = action_space_.n;
-    std::vector<double>& probs = scratch_probs_;
-    probs.resize(n);
+    const auto logits = out.logits.contiguous();
+    scratch_indices_.resize(k);
+    Categorical::Sample(logits.data_ptr<float>(), k, action_space_.n,
+                        deterministic, rng_, scratch_indices_.data(),
+                        entropies.data(), &scratch_probs_);
     for (int64_t r = 0; r < k; ++r) {
-      const float* l = logits + r * n;
-      const double max = *std::max_element(l, l + n);
-      double sum = 0;
-      for (int64_t a = 0; a < n; ++a) sum += probs[a] = std::exp(l[a] - max);
-      const double log_sum = std::log(sum);
-      double entropy = 0;
-      for (int64_t a = 0; a < n; ++a) {
-        probs[a] /= sum;
-        entropy -= probs[a] * (l[a] - max - log_sum);
-      }
-      int64_t action = 0;
-      if (deterministic) {
-        action = std::max_element(probs.begin(), probs.end()) - probs.begin();
-      } else {
-        double u = uniform(rng_);
-        action = n - 1;
-        for (int64_t a = 0; a < n; ++a) {
-          u -= probs[a];
-          if (u < 0) {
-            action = a;
-            break;
-          }
-        }
-      }
-      actions_[r] = Action::Discrete(action);
-      entropies[r] = entropy;
-      if (record) rollout_.actions.push_back(action);
+      actions_[r] = Action::Discrete(scratch_indices_[r]);
+    }
+    if (record) {
+      rollout_.actions.insert(rollout_.actions.end(), scratch_indices_.begin(),
+                              scratch_indices_.end());
     }
   } else {
-    const auto mean_t = out.mean.contiguous();
-    const auto log_std_t = out.log_std.contiguous();
-    const float* mean = mean_t.data_ptr<float>();
-    const float* log_std = log_std_t.data_ptr<float>();
+    const auto mean = out.mean.contiguous();
+    const auto log_std = out.log_std.contiguous();
     const int64_t d = action_size_;
+    std::vector<float>& samples = scratch_samples_;
+    samples.resize(k * d);
+    Gaussian::Sample(mean.data_ptr<float>(), log_std.data_ptr<float>(), k, d,
+                     deterministic, rng_, samples.data(), entropies.data());
+    // The rollout keeps the sample; the environment gets it clipped into
+    // its bounds.
+    if (record) {
+      rollout_.cont_actions.insert(rollout_.cont_actions.end(), samples.begin(),
+                                   samples.end());
+    }
     action_values_.resize(k * d);
-    std::normal_distribution<double> normal(0.0, 1.0);
     for (int64_t r = 0; r < k; ++r) {
-      double entropy = 0;
       for (int64_t j = 0; j < d; ++j) {
         const int64_t i = r * d + j;
-        const double a = deterministic
-                             ? mean[i]
-                             : mean[i] + std::exp(log_std[i]) * normal(rng_);
-        if (record) rollout_.cont_actions.push_back(static_cast<float>(a));
-        // The environment gets the action clipped into its bounds.
-        action_values_[i] = std::clamp(
-            static_cast<float>(a), action_space_.low[j], action_space_.high[j]);
-        entropy += 0.5 + 0.5 * kLog2Pi + log_std[i];
+        action_values_[i] =
+            std::clamp(samples[i], action_space_.low[j], action_space_.high[j]);
       }
-      entropies[r] = entropy;
-    }
-    for (int64_t r = 0; r < k; ++r) {
       actions_[r] = Action::Continuous(action_values_.data() + r * d, d);
     }
   }
   if (!record) return;
   rollout_.obs.insert(rollout_.obs.end(), obs.data, obs.data + obs.size);
   rollout_.rewards.resize(rollout_.rewards.size() + k, 0.0f);
-  rollout_.next.resize(rollout_.next.size() + k, kContinue);
+  rollout_.next.resize(rollout_.next.size() + k, Rollout::kContinue);
   for (int64_t r = 0; r < k; ++r) {
     average_value_ +=
         (1 - options_.average_value_decay) * (v[r] - average_value_);
@@ -202,12 +174,11 @@ const std::vector<Action>& A3C::BatchActAndTrain(FloatView obs,
                                                  int64_t batch_size) {
   if (rollout_.steps == 0) {
     rollout_.batch = batch_size;
-    if (recurrent_ != nullptr) {
-      // Rows are [K, state size] row-major: a smaller batch keeps the
-      // state of its rows (their episodes go on), a larger one adds zeros.
-      train_state_.resize(static_cast<size_t>(batch_size * state_size_), 0.0f);
-      rollout_.initial_state = train_state_;
-    }
+    // Rows are [K, state size] row-major: a smaller batch keeps the state
+    // of its rows (their episodes go on), a larger one adds zeros. Empty
+    // for feed-forward models.
+    train_state_.resize(static_cast<size_t>(batch_size * state_size_), 0.0f);
+    rollout_.initial_state = train_state_;
   } else if (batch_size != rollout_.batch) {
     throw std::invalid_argument(
         "A3C: batch size changed from " + std::to_string(rollout_.batch) +
@@ -230,10 +201,7 @@ void A3C::BatchObserveAndTrain(FloatView next_obs,
   ASYNCRL_CHECK_EQ(static_cast<int64_t>(episode_end.size()), k);
   ASYNCRL_CHECK_EQ(next_obs.size, k * obs_size_);
   auto bootstrap = [&](int64_t row) {
-    rollout_.bootstrap_obs.insert(rollout_.bootstrap_obs.end(),
-                                  next_obs.data + row * obs_size_,
-                                  next_obs.data + (row + 1) * obs_size_);
-    return rollout_.num_bootstrap++;
+    return rollout_.AddBootstrap(next_obs.data + row * obs_size_, obs_size_);
   };
   const int64_t base = (rollout_.steps - 1) * k;
   bool all_ended = true;
@@ -241,19 +209,19 @@ void A3C::BatchObserveAndTrain(FloatView next_obs,
     const int64_t i = base + r;
     rollout_.rewards[i] = static_cast<float>(rewards[r]);
     if (terminal[r]) {
-      rollout_.next[i] = kTerminal;
+      rollout_.next[i] = Rollout::kTerminal;
     } else if (episode_end[r]) {
       rollout_.next[i] = bootstrap(r);
     } else {
       all_ended = false;
     }
-    if ((terminal[r] || episode_end[r]) && recurrent_ != nullptr) {
+    if (terminal[r] || episode_end[r]) {  // The next episode starts afresh.
       std::fill_n(train_state_.begin() + r * state_size_, state_size_, 0.0f);
     }
   }
   if (rollout_.steps < options_.t_max && !all_ended && !end_rollout) return;
   for (int64_t r = 0; r < k; ++r) {
-    if (rollout_.next[base + r] == kContinue)
+    if (rollout_.next[base + r] == Rollout::kContinue)
       rollout_.next[base + r] = bootstrap(r);
   }
   Update();
@@ -272,115 +240,33 @@ void A3C::StopEpisodeAndTrain(FloatView obs, double reward, bool terminal) {
                        /*end_rollout=*/true);
 }
 
-void A3C::RecomputeRecurrent(ModelOutput* out,
-                             torch::Tensor* bootstrap_values) {
-  const int64_t k = rollout_.batch;
-  const int64_t steps = rollout_.steps;
-  const int64_t b = rollout_.num_bootstrap;
-  const auto obs =
-      torch::from_blob(rollout_.obs.data(), {steps * k, obs_size_});
-  const torch::Tensor features = recurrent_->Encode(obs);
-  torch::Tensor state =
-      torch::from_blob(rollout_.initial_state.data(), {k, state_size_});
-  std::vector<torch::Tensor> hidden;
-  hidden.reserve(steps);
-  // Bootstrap observation j is evaluated from the state of its row after
-  // the step that led to it.
-  std::vector<torch::Tensor> bootstrap_states(b);
-  std::vector<float> keep(k);
-  for (int64_t s = 0; s < steps; ++s) {
-    const RecurrentStep step =
-        recurrent_->Step(features.slice(0, s * k, (s + 1) * k), state);
-    hidden.push_back(step.hidden);
-    state = step.state;
-    bool any_ended = false;
-    for (int64_t r = 0; r < k; ++r) {
-      const int64_t next = rollout_.next[s * k + r];
-      if (next >= 0) bootstrap_states[next] = state[r].detach();
-      keep[r] = next == kContinue ? 1.0f : 0.0f;
-      any_ended |= next != kContinue;
-    }
-    if (any_ended && s + 1 < steps) {
-      state = state * torch::tensor(keep).view({k, 1});
-    }
-  }
-  *out = recurrent_->Heads(torch::cat(hidden));
-  if (b == 0) {
-    *bootstrap_values = torch::zeros({0});
-    return;
-  }
-  torch::NoGradGuard no_grad;
-  const auto boot_obs =
-      torch::from_blob(rollout_.bootstrap_obs.data(), {b, obs_size_});
-  const RecurrentStep boot = recurrent_->Step(recurrent_->Encode(boot_obs),
-                                              torch::stack(bootstrap_states));
-  *bootstrap_values = recurrent_->Heads(boot.hidden).value;
-}
-
 A3C::Losses A3C::ComputeLosses() {
-  const int64_t k = rollout_.batch;
-  const int64_t n = rollout_.steps * k;
-  const int64_t b = rollout_.num_bootstrap;
+  const int64_t n = rollout_.rows();
   ASYNCRL_CHECK_GT(n, 0);
-  ModelOutput out;
-  torch::Tensor boot;
-  if (recurrent_ != nullptr) {
-    RecomputeRecurrent(&out, &boot);
-  } else {
-    const auto obs = torch::from_blob(rollout_.obs.data(), {n, obs_size_});
-    torch::Tensor input = obs;
-    if (b > 0) {
-      input = torch::cat({obs, torch::from_blob(rollout_.bootstrap_obs.data(),
-                                                {b, obs_size_})});
-    }
-    out = model_->Forward(input);
-    boot = out.value.slice(0, n, n + b).detach();
-  }
-  boot = boot.contiguous();
-  const torch::Tensor v = out.value.slice(0, 0, n);
-  const float* boot_v = boot.data_ptr<float>();
+  const UnrollOutput unrolled =
+      model_->Unroll(MakeUnrollInput(rollout_, obs_size_));
+  const ModelOutput& out = unrolled.output;
+  const torch::Tensor boot = unrolled.bootstrap_values.contiguous();
 
   A3CUpdateInfo& info = last_update_;
-  info.returns.resize(n);
-  std::vector<double> running(k, 0.0);
-  for (int64_t s = rollout_.steps - 1; s >= 0; --s) {
-    for (int64_t r = 0; r < k; ++r) {
-      const int64_t i = s * k + r;
-      const int64_t next = rollout_.next[i];
-      if (next == kTerminal) {
-        running[r] = 0.0;
-      } else if (next >= 0) {
-        running[r] = boot_v[next];
-      }
-      running[r] = rollout_.rewards[i] + options_.gamma * running[r];
-      info.returns[i] = static_cast<float>(running[r]);
-    }
-  }
+  info.returns =
+      NStepReturns(rollout_, {boot.data_ptr<float>(), rollout_.num_bootstrap},
+                   options_.gamma);
   const auto returns = torch::from_blob(info.returns.data(), {n});
+  const torch::Tensor& v = out.value;
   const auto advantages = (returns - v.detach()).contiguous();
   info.advantages.assign(advantages.data_ptr<float>(),
                          advantages.data_ptr<float>() + n);
 
-  torch::Tensor log_prob;
-  torch::Tensor entropy;
-  if (model_->Kind() == PolicyKind::kCategorical) {
-    const auto log_p = torch::log_softmax(out.logits.slice(0, 0, n), -1);
-    const auto actions =
-        torch::from_blob(rollout_.actions.data(), {n, 1}, torch::kInt64);
-    log_prob = log_p.gather(1, actions).squeeze(1);
-    entropy = -(log_p.exp() * log_p).sum(-1);
-  } else {
-    const auto mean = out.mean.slice(0, 0, n);
-    const auto log_std = out.log_std.slice(0, 0, n);
-    const auto a =
-        torch::from_blob(rollout_.cont_actions.data(), {n, action_size_});
-    const auto z = (a - mean) * torch::exp(-log_std);
-    log_prob = (-0.5 * z * z - log_std - 0.5 * kLog2Pi).sum(-1);
-    entropy = (0.5 + 0.5 * kLog2Pi + log_std).sum(-1);
-  }
+  const PolicyKind kind = model_->Kind();
+  const torch::Tensor actions =
+      kind == PolicyKind::kCategorical
+          ? torch::from_blob(rollout_.actions.data(), {n}, torch::kInt64)
+          : torch::from_blob(rollout_.cont_actions.data(), {n, action_size_});
+  const PolicyTerms policy = EvaluateActions(kind, out, actions);
   Losses losses;
-  losses.pi_loss =
-      -(log_prob * advantages).sum() - options_.beta * entropy.sum();
+  losses.pi_loss = -(policy.log_prob * advantages).sum() -
+                   options_.beta * policy.entropy.sum();
   losses.v_loss = (v - returns).pow(2).sum() / 2;
   return losses;
 }

@@ -3,19 +3,20 @@
 // gradients clipped by global norm and applied to the shared parameters by
 // the shared RMSprop, the local copy refreshed in the same pass.
 //
-// Fast path: acting runs under c10::InferenceMode and keeps no graph; an
-// update recomputes the whole rollout in one batched forward pass with
-// autograd (the same gradients as the step-by-step formulation for
-// feed-forward models). Recurrent models (agents/recurrent_models.h) carry
-// their state across steps, one row per environment, reset it at episode
-// ends and keep it out of the graph between updates (it is stored as plain
-// floats); an update recomputes the rollout from the state stored at its
-// start: one batched encoder pass, the recurrent core step by step (states
-// of rows whose episode ended are zeroed, as when acting), one batched head
-// pass; the same gradients as the step-by-step formulation. Act() keeps its
-// own recurrent state, reset by StopEpisode(). Parameters, gradients and
-// optimizer statistics are flat arrays, so clipping, the optimizer step and the
-// refresh are single passes.
+// Built from reusable parts: acting steps the model (ActorCriticModel::Step)
+// under c10::InferenceMode, keeping no graph, and draws actions with the
+// policy's distribution (agents/distributions.h); the steps are recorded in
+// a Rollout (agents/rollout.h); an update recomputes the rollout with
+// autograd (ActorCriticModel::Unroll: one batched forward pass for
+// feed-forward models, the recurrent core step by step from the state
+// stored at the rollout's start for recurrent ones), computes n-step
+// returns (agents/targets.h), the loss, clips and applies the shared step.
+// A recurrent model's state is carried across steps, one row per
+// environment, reset at episode ends and kept out of the graph between
+// updates (it is stored as plain floats); feed-forward models have a state
+// of size 0. Act() keeps its own state, reset by StopEpisode(). Parameters,
+// gradients and optimizer statistics are flat arrays, so clipping, the
+// optimizer step and the refresh are single passes.
 #ifndef ASYNCRL_AGENTS_A3C_H_
 #define ASYNCRL_AGENTS_A3C_H_
 
@@ -26,7 +27,7 @@
 #include "asyncrl/agents/agent.h"
 #include "asyncrl/agents/flat_parameters.h"
 #include "asyncrl/agents/models.h"
-#include "asyncrl/agents/recurrent_models.h"
+#include "asyncrl/agents/rollout.h"
 #include "asyncrl/agents/shared_rmsprop.h"
 
 namespace asyncrl {
@@ -103,44 +104,12 @@ class A3C : public BatchAgent, public LearningRateControl {
   const std::vector<float>& eval_recurrent_state() const { return eval_state_; }
 
  private:
-  struct Rollout {
-    int64_t batch = 0;                // Environments per step (K).
-    int64_t steps = 0;                // Steps recorded.
-    std::vector<float> obs;           // [steps * K, obs_size].
-    std::vector<int64_t> actions;     // Discrete: [steps * K].
-    std::vector<float> cont_actions;  // Box: [steps * K, action_size].
-    std::vector<float> rewards;       // [steps * K].
-    // After row i: kContinue (the env's next row follows), kTerminal (R = 0)
-    // or an index into bootstrap_obs (R = V(that observation)).
-    std::vector<int64_t> next;
-    std::vector<float> bootstrap_obs;  // [num_bootstrap, obs_size].
-    int64_t num_bootstrap = 0;
-    std::vector<float> initial_state;  // Recurrent models: [K, state size].
-
-    // Empties the rollout, keeping the buffers' capacity.
-    void Clear() {
-      steps = 0;
-      num_bootstrap = 0;
-      obs.clear();
-      actions.clear();
-      cont_actions.clear();
-      rewards.clear();
-      next.clear();
-      bootstrap_obs.clear();
-    }
-  };
-  static constexpr int64_t kContinue = -1;
-  static constexpr int64_t kTerminal = -2;
-
   // Samples (or picks greedily) K actions from a forward pass over K rows.
   void ChooseActions(FloatView obs, int64_t k, bool deterministic, bool record);
   struct Losses {
     torch::Tensor pi_loss;  // Scalar.
     torch::Tensor v_loss;   // Scalar.
   };
-  // Recurrent models: the rollout's outputs (rows 0..n) recomputed from its
-  // initial state, and the values of its bootstrap observations.
-  void RecomputeRecurrent(ModelOutput* out, torch::Tensor* bootstrap_values);
   // Losses of the current rollout; fills last_update_'s returns/advantages.
   Losses ComputeLosses();
   // The loss an update differentiates: coefficients and scalings applied.
@@ -149,10 +118,9 @@ class A3C : public BatchAgent, public LearningRateControl {
   void RefreshLocal();
 
   std::shared_ptr<ActorCriticModel> model_;
-  RecurrentActorCritic* recurrent_ = nullptr;  // model_, if recurrent.
-  int64_t state_size_ = 0;                     // Per row; 0 if feed-forward.
-  std::vector<float> train_state_;             // [K, state size].
-  std::vector<float> eval_state_;              // [1, state size]; Act().
+  int64_t state_size_ = 0;          // Per row; 0 if feed-forward.
+  std::vector<float> train_state_;  // [K, state size].
+  std::vector<float> eval_state_;   // [1, state size]; Act().
   Space observation_space_;
   Space action_space_;
   A3COptions options_;
@@ -170,6 +138,8 @@ class A3C : public BatchAgent, public LearningRateControl {
   std::vector<Action> actions_;        // Returned to the caller.
   std::vector<float> action_values_;   // Storage of continuous actions.
   std::vector<double> scratch_probs_;  // Per-call scratch of acting.
+  std::vector<int64_t> scratch_indices_;
+  std::vector<float> scratch_samples_;
   std::vector<double> scratch_entropies_;
   std::mt19937_64 rng_;
   double average_value_ = 0.0;

@@ -54,6 +54,31 @@ std::string AutoArch(const Space& observation_space,
   return "fc-softmax";
 }
 
+ModelStep ActorCriticModel::Step(const torch::Tensor& obs,
+                                 const torch::Tensor& state) {
+  return {Forward(obs), state};
+}
+
+UnrollOutput ActorCriticModel::Unroll(const UnrollInput& input) {
+  const int64_t n = input.obs.size(0);
+  const int64_t b = input.bootstrap_obs.size(0);
+  UnrollOutput result;
+  if (b == 0) {
+    result.output = Forward(input.obs);
+    result.bootstrap_values = torch::zeros({0});
+    return result;
+  }
+  // One pass over both: a single larger matrix product is cheaper than two.
+  ModelOutput all = Forward(torch::cat({input.obs, input.bootstrap_obs}));
+  auto rows = [n](const torch::Tensor& t) {
+    return t.defined() ? t.slice(0, 0, n) : t;
+  };
+  result.output = {rows(all.logits), rows(all.mean), rows(all.log_std),
+                   rows(all.value)};
+  result.bootstrap_values = all.value.slice(0, n, n + b).detach();
+  return result;
+}
+
 FcSoftmaxActorCriticImpl::FcSoftmaxActorCriticImpl(int64_t obs_size,
                                                    int64_t n_actions,
                                                    std::vector<int64_t> hidden)

@@ -1,11 +1,14 @@
-// Actor-critic networks for A3C and their registry (--arch). Each model maps
-// a batch of observations to policy parameters and state values in one
-// forward pass.
+// Actor-critic networks and their registry (--arch). Each model maps a
+// batch of observations to policy parameters and state values. One
+// interface covers feed-forward and recurrent models: a feed-forward model
+// is a recurrent one whose state has size 0, so an agent acts with Step()
+// and recomputes a rollout with Unroll() without knowing which it has.
 #ifndef ASYNCRL_AGENTS_MODELS_H_
 #define ASYNCRL_AGENTS_MODELS_H_
 
 #include <torch/torch.h>
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -26,12 +29,55 @@ struct ModelOutput {
   torch::Tensor value;    // [B].
 };
 
+// One step of acting for B sequences.
+struct ModelStep {
+  ModelOutput output;
+  // [B, StateSize()]: the state after the step. Feed-forward models return
+  // the state they were given (undefined when it was).
+  torch::Tensor state;
+};
+
+// A rollout of T steps of B sequences to recompute with autograd
+// (agents/rollout.h makes one from a Rollout).
+struct UnrollInput {
+  int64_t batch = 0;  // B.
+  torch::Tensor obs;  // [T * B, observation size], step-major: row t * B + b.
+  // [B, StateSize()]: the state before step 0; undefined stands for the
+  // zero state (and is what feed-forward models get).
+  torch::Tensor initial_state;
+  // [T * B]: 1 where the row's sequence stops, because its episode ended
+  // or it was cut (time limit, rollout end); the next row of that sequence
+  // starts from the zero state.
+  std::vector<uint8_t> sequence_end;
+  torch::Tensor bootstrap_obs;  // [N, observation size]; N may be 0.
+  // [N]: bootstrap observation j came after the step of row
+  // bootstrap_row[j]; its value is computed from the state after that step.
+  std::vector<int64_t> bootstrap_row;
+};
+
+// What Unroll() returns.
+struct UnrollOutput {
+  ModelOutput output;              // T * B rows, with autograd.
+  torch::Tensor bootstrap_values;  // [N], outside the graph.
+};
+
 // Base of every actor-critic model. Not thread-safe.
 class ActorCriticModel : public torch::nn::Module {
  public:
   virtual PolicyKind Kind() const = 0;
-  // `obs` is [B, observation size], float32.
+  // Floats of recurrent state per sequence; 0 for feed-forward models.
+  virtual int64_t StateSize() const { return 0; }
+  // `obs` is [B, observation size], float32; recurrent models start from
+  // the zero (episode-start) state.
   virtual ModelOutput Forward(const torch::Tensor& obs) = 0;
+  // Acting: one step of B sequences from `state` ([B, StateSize()]; may be
+  // undefined when StateSize() is 0). Feed-forward models: Forward(obs).
+  virtual ModelStep Step(const torch::Tensor& obs, const torch::Tensor& state);
+  // Learning: the outputs of every row of a rollout, each sequence carried
+  // from input.initial_state, and the values of its bootstrap observations.
+  // Feed-forward models: one batched Forward over the rollout's and the
+  // bootstrap rows together (the values of the latter detached).
+  virtual UnrollOutput Unroll(const UnrollInput& input);
 };
 
 // The Gaussian policy head shared by the Gaussian models: the mean squashed

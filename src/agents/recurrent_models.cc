@@ -8,7 +8,60 @@ ModelOutput RecurrentActorCritic::Forward(const torch::Tensor& obs) {
   const torch::Tensor features = Encode(obs);
   const torch::Tensor state =
       torch::zeros({features.size(0), StateSize()}, features.options());
-  return Heads(Step(features, state).hidden);
+  return Heads(CoreStep(features, state).hidden);
+}
+
+ModelStep RecurrentActorCritic::Step(const torch::Tensor& obs,
+                                     const torch::Tensor& state) {
+  const RecurrentStep step = CoreStep(Encode(obs), state);
+  return {Heads(step.hidden), step.state};
+}
+
+UnrollOutput RecurrentActorCritic::Unroll(const UnrollInput& input) {
+  const int64_t k = input.batch;
+  const int64_t steps = input.obs.size(0) / k;
+  const int64_t b = input.bootstrap_obs.size(0);
+  const torch::Tensor features = Encode(input.obs);
+  torch::Tensor state = input.initial_state.defined()
+                            ? input.initial_state
+                            : torch::zeros({k, StateSize()});
+  std::vector<torch::Tensor> hidden;
+  hidden.reserve(steps);
+  // Rows of the state after each step, for the bootstrap observations.
+  std::vector<torch::Tensor> after(steps);
+  std::vector<float> keep(k);
+  for (int64_t s = 0; s < steps; ++s) {
+    const RecurrentStep step =
+        CoreStep(features.slice(0, s * k, (s + 1) * k), state);
+    hidden.push_back(step.hidden);
+    state = step.state;
+    after[s] = state;
+    bool any_ended = false;
+    for (int64_t r = 0; r < k; ++r) {
+      const bool ended = input.sequence_end[s * k + r] != 0;
+      keep[r] = ended ? 0.0f : 1.0f;
+      any_ended |= ended;
+    }
+    if (any_ended && s + 1 < steps) {
+      state = state * torch::tensor(keep).view({k, 1});
+    }
+  }
+  UnrollOutput result;
+  result.output = Heads(torch::cat(hidden));
+  if (b == 0) {
+    result.bootstrap_values = torch::zeros({0});
+    return result;
+  }
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> bootstrap_states(b);
+  for (int64_t j = 0; j < b; ++j) {
+    const int64_t row = input.bootstrap_row[j];
+    bootstrap_states[j] = after[row / k][row % k].detach();
+  }
+  const RecurrentStep boot =
+      CoreStep(Encode(input.bootstrap_obs), torch::stack(bootstrap_states));
+  result.bootstrap_values = Heads(boot.hidden).value;
+  return result;
 }
 
 LstmActorCriticImpl::LstmActorCriticImpl(std::vector<Trunk> trunks,
@@ -46,8 +99,8 @@ torch::Tensor LstmActorCriticImpl::Encode(const torch::Tensor& obs) {
   return torch::cat({trunks_[0]->forward(obs), trunks_[1]->forward(obs)}, 1);
 }
 
-RecurrentStep LstmActorCriticImpl::Step(const torch::Tensor& features,
-                                        const torch::Tensor& state) {
+RecurrentStep LstmActorCriticImpl::CoreStep(const torch::Tensor& features,
+                                            const torch::Tensor& state) {
   std::vector<torch::Tensor> hidden;
   std::vector<torch::Tensor> states;
   int64_t f0 = 0;

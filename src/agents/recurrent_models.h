@@ -1,8 +1,8 @@
 // Recurrent (LSTM) actor-critics. A recurrent model is split into an
 // encoder applied to every observation at once, a recurrent core stepped one
 // time step at a time, and heads applied to every hidden output at once, so
-// an update can recompute a whole rollout from its stored initial state with
-// batched encoder and head passes (agents/a3c.h).
+// that Unroll() recomputes a whole rollout from its stored initial state
+// with batched encoder and head passes.
 //
 // The recurrent state of a batch of B sequences is one float tensor
 // [B, StateSize()] (the LSTMs' h and c, concatenated); all zeros is the state
@@ -25,19 +25,30 @@ struct RecurrentStep {
   torch::Tensor state;   // [B, StateSize()]: the state after the step.
 };
 
+// A recurrent model implements the three parts; the ActorCriticModel
+// interface is built from them here.
 class RecurrentActorCritic : public ActorCriticModel {
  public:
-  virtual int64_t StateSize() const = 0;
+  int64_t StateSize() const override = 0;
   // [N, observation size] -> [N, features]; no recurrence.
   virtual torch::Tensor Encode(const torch::Tensor& obs) = 0;
-  // One time step for B sequences: features [B, features], state [B, S].
-  virtual RecurrentStep Step(const torch::Tensor& features,
-                             const torch::Tensor& state) = 0;
+  // One time step of the core for B sequences: features [B, features],
+  // state [B, S].
+  virtual RecurrentStep CoreStep(const torch::Tensor& features,
+                                 const torch::Tensor& state) = 0;
   // [N, hidden size] -> policy parameters and values of N rows.
   virtual ModelOutput Heads(const torch::Tensor& hidden) = 0;
 
   // One step of B observations from the zero (episode-start) state.
   ModelOutput Forward(const torch::Tensor& obs) final;
+  // Encode, CoreStep from `state`, Heads.
+  ModelStep Step(const torch::Tensor& obs, const torch::Tensor& state) final;
+  // One batched Encode, CoreStep per time step (the state of a sequence
+  // that stopped is zeroed before its next step, as when acting), one
+  // batched Heads: the gradients of the step-by-step formulation. Bootstrap
+  // values come from the state after the step that led to them, without
+  // autograd.
+  UnrollOutput Unroll(const UnrollInput& input) final;
 };
 
 // LSTM actor-critics in two layouts:
@@ -57,8 +68,8 @@ class LstmActorCriticImpl : public RecurrentActorCritic {
   PolicyKind Kind() const override { return kind_; }
   int64_t StateSize() const override;
   torch::Tensor Encode(const torch::Tensor& obs) override;
-  RecurrentStep Step(const torch::Tensor& features,
-                     const torch::Tensor& state) override;
+  RecurrentStep CoreStep(const torch::Tensor& features,
+                         const torch::Tensor& state) override;
   ModelOutput Heads(const torch::Tensor& hidden) override;
 
  private:

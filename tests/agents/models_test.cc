@@ -7,8 +7,10 @@
 
 #include "asyncrl/agents/conv_models.h"
 #include "asyncrl/agents/recurrent_models.h"
+#include "asyncrl/agents/rollout.h"
 #include "asyncrl/agents/torch_setup.h"
 #include "asyncrl/envs/registry.h"
+#include "gradient_check.h"
 
 namespace asyncrl {
 namespace {
@@ -53,6 +55,7 @@ TEST_F(ModelsTest, EveryArchitectureGivesOneOutputPerRow) {
         dynamic_cast<RecurrentActorCritic*>(model.get()) != nullptr;
     EXPECT_EQ(recurrent, c.arch.size() > 5 && c.arch.compare(c.arch.size() - 5,
                                                              5, "-lstm") == 0);
+    EXPECT_EQ(model->StateSize() > 0, recurrent);
   }
 }
 
@@ -112,14 +115,114 @@ TEST_F(ModelsTest, RecurrentForwardStartsFromTheZeroState) {
   EXPECT_EQ(recurrent->StateSize(), 2 * 2 * 128);  // h and c per branch.
   const auto obs = torch::rand({2, 3});
   const ModelOutput a = model->Forward(obs);
-  const RecurrentStep step = recurrent->Step(
+  const RecurrentStep step = recurrent->CoreStep(
       recurrent->Encode(obs), torch::zeros({2, recurrent->StateSize()}));
   const ModelOutput b = recurrent->Heads(step.hidden);
   EXPECT_TRUE(torch::allclose(a.logits, b.logits));
   // A different state gives a different output.
   const ModelOutput c = recurrent->Heads(
-      recurrent->Step(recurrent->Encode(obs), step.state).hidden);
+      recurrent->CoreStep(recurrent->Encode(obs), step.state).hidden);
   EXPECT_FALSE(torch::allclose(a.logits, c.logits));
+}
+
+// A rollout of 3 steps of 2 sequences: sequence 1 is cut by a time limit
+// after step 0 (bootstrap 0) and restarts; both are bootstrapped at the end
+// (bootstraps 1 and 2).
+Rollout SmallRollout(int64_t obs_size, int64_t state_size) {
+  Rollout rollout;
+  rollout.batch = 2;
+  rollout.steps = 3;
+  const auto obs = torch::randn({6 * obs_size}).contiguous();
+  rollout.obs.assign(obs.data_ptr<float>(),
+                     obs.data_ptr<float>() + obs.numel());
+  const auto boot = torch::randn({3 * obs_size}).contiguous();
+  rollout.bootstrap_obs.assign(boot.data_ptr<float>(),
+                               boot.data_ptr<float>() + boot.numel());
+  rollout.num_bootstrap = 3;
+  rollout.next = {Rollout::kContinue, 0, Rollout::kContinue,
+                  Rollout::kContinue, 1, 2};
+  rollout.rewards.assign(6, 0.0f);
+  if (state_size > 0) {
+    const auto state = torch::randn({2 * state_size}).contiguous();
+    rollout.initial_state.assign(state.data_ptr<float>(),
+                                 state.data_ptr<float>() + state.numel());
+  }
+  return rollout;
+}
+
+TEST_F(ModelsTest, FeedForwardStepAndUnrollAreForward) {
+  torch::manual_seed(4);
+  auto model = DefaultModelRegistry().Make(
+      "fc-softmax", Space::Box({3}, -1.0f, 1.0f), Space::Discrete(2));
+  EXPECT_EQ(model->StateSize(), 0);
+  const Rollout rollout = SmallRollout(3, 0);
+  const UnrollInput input = MakeUnrollInput(rollout, 3);
+  EXPECT_FALSE(input.initial_state.defined());
+  const ModelStep step = model->Step(input.obs, torch::Tensor());
+  const ModelOutput forward = model->Forward(input.obs);
+  EXPECT_TRUE(torch::equal(step.output.logits, forward.logits));
+  EXPECT_FALSE(step.state.defined());
+
+  const UnrollOutput unrolled = model->Unroll(input);
+  EXPECT_EQ(unrolled.output.logits.size(0), 6);
+  EXPECT_TRUE(unrolled.output.value.requires_grad());
+  EXPECT_FALSE(unrolled.bootstrap_values.requires_grad());
+  // One batched pass over both: compare with separate passes in double.
+  model->to(torch::kDouble);
+  const ModelOutput rows = model->Forward(input.obs.to(torch::kDouble));
+  const ModelOutput boot =
+      model->Forward(input.bootstrap_obs.to(torch::kDouble));
+  testing::ExpectFloatMatchesDouble(unrolled.output.logits.detach(),
+                                    rows.logits.detach(), "logits");
+  testing::ExpectFloatMatchesDouble(unrolled.output.value.detach(),
+                                    rows.value.detach(), "values");
+  testing::ExpectFloatMatchesDouble(unrolled.bootstrap_values,
+                                    boot.value.detach(), "bootstrap values");
+}
+
+// Unroll against Step called step by step (the acting path, in double):
+// the state is carried, zeroed after a sequence stops, and each bootstrap
+// value comes from the state after the step that led to it.
+TEST_F(ModelsTest, RecurrentUnrollEqualsSteppingOneStepAtATime) {
+  torch::manual_seed(5);
+  auto model = DefaultModelRegistry().Make("fc-gaussian-lstm",
+                                           Space::Box({3}, -1.0f, 1.0f),
+                                           Space::Box({2}, -2.0f, 2.0f));
+  const int64_t s = model->StateSize();
+  const Rollout rollout = SmallRollout(3, s);
+  const UnrollInput input = MakeUnrollInput(rollout, 3);
+  const UnrollOutput unrolled = model->Unroll(input);
+  EXPECT_TRUE(unrolled.output.mean.requires_grad());
+  EXPECT_FALSE(unrolled.bootstrap_values.requires_grad());
+
+  model->to(torch::kDouble);
+  torch::NoGradGuard no_grad;
+  const auto obs = input.obs.to(torch::kDouble);
+  const auto boot_obs = input.bootstrap_obs.to(torch::kDouble);
+  torch::Tensor state = input.initial_state.to(torch::kDouble);
+  std::vector<torch::Tensor> means, values, boot(3);
+  for (int64_t t = 0; t < 3; ++t) {
+    const ModelStep step = model->Step(obs.slice(0, 2 * t, 2 * t + 2), state);
+    means.push_back(step.output.mean);
+    values.push_back(step.output.value);
+    state = step.state.clone();
+    for (int64_t r = 0; r < 2; ++r) {
+      const int64_t next = rollout.next[2 * t + r];
+      if (next >= 0) {
+        boot[next] = model
+                         ->Step(boot_obs.slice(0, next, next + 1),
+                                step.state.slice(0, r, r + 1))
+                         .output.value;
+      }
+      if (next != Rollout::kContinue) state[r].zero_();
+    }
+  }
+  testing::ExpectFloatMatchesDouble(unrolled.output.mean.detach(),
+                                    torch::cat(means), "means");
+  testing::ExpectFloatMatchesDouble(unrolled.output.value.detach(),
+                                    torch::cat(values), "values");
+  testing::ExpectFloatMatchesDouble(unrolled.bootstrap_values, torch::cat(boot),
+                                    "bootstrap values");
 }
 
 }  // namespace

@@ -74,7 +74,7 @@ class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
     std::vector<double> boot(n, 0.0);
     for (int64_t i = 0; i < n; ++i) {
       const auto x = Double(steps[i].obs).view({1, -1});
-      const RecurrentStep step = model.Step(model.Encode(x), state);
+      const RecurrentStep step = model.CoreStep(model.Encode(x), state);
       outs.push_back(model.Heads(step.hidden));
       state = step.state;
       const bool last = i == n - 1;
@@ -82,7 +82,7 @@ class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
           (last && steps[i].end == End::kNone)) {
         torch::NoGradGuard g;
         const auto nx = Double(steps[i].next_obs).view({1, -1});
-        boot[i] = model.Heads(model.Step(model.Encode(nx), state).hidden)
+        boot[i] = model.Heads(model.CoreStep(model.Encode(nx), state).hidden)
                       .value.item<double>();
       }
       if (steps[i].end != End::kNone) state = torch::zeros_like(state);
@@ -152,7 +152,7 @@ class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
     for (size_t r = 0; r < rows.size(); ++r) {
       for (const RowStep& s : rows[r]) {
         const auto x = Double(s.obs).view({1, -1});
-        states[r] = model.Step(model.Encode(x), states[r]).state;
+        states[r] = model.CoreStep(model.Encode(x), states[r]).state;
         if (s.end != End::kNone) states[r] = torch::zeros_like(states[r]);
       }
     }

@@ -1,0 +1,114 @@
+#include "asyncrl/agents/distributions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace asyncrl {
+namespace {
+
+// A Gaussian's entropy in one dimension, for a tensor of log standard
+// deviations (learning) or one of them (acting): the one definition.
+template <typename T>
+T GaussianEntropyPerDim(const T& log_std) {
+  return 0.5 + 0.5 * kLog2Pi + log_std;
+}
+
+}  // namespace
+
+Categorical::Categorical(const torch::Tensor& logits)
+    : log_p_(torch::log_softmax(logits, -1)) {}
+
+torch::Tensor Categorical::LogProb(const torch::Tensor& actions) const {
+  return log_p_.gather(1, actions.view({-1, 1})).squeeze(1);
+}
+
+torch::Tensor Categorical::Entropy() const {
+  return -(log_p_.exp() * log_p_).sum(-1);
+}
+
+void Categorical::Sample(const float* logits, int64_t rows, int64_t n,
+                         bool deterministic, std::mt19937_64& rng,
+                         int64_t* actions, double* entropies,
+                         std::vector<double>* scratch) {
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<double>& probs = *scratch;
+  probs.resize(n);
+  for (int64_t r = 0; r < rows; ++r) {
+    // The softmax and its entropy, -sum p (l - log sum exp l), in double
+    // with the maximum subtracted so that exp cannot overflow.
+    const float* l = logits + r * n;
+    const double max = *std::max_element(l, l + n);
+    double sum = 0;
+    for (int64_t a = 0; a < n; ++a) sum += probs[a] = std::exp(l[a] - max);
+    const double log_sum = std::log(sum);
+    double entropy = 0;
+    for (int64_t a = 0; a < n; ++a) {
+      probs[a] /= sum;
+      entropy -= probs[a] * (l[a] - max - log_sum);
+    }
+    int64_t action = 0;
+    if (deterministic) {
+      action = std::max_element(probs.begin(), probs.end()) - probs.begin();
+    } else {
+      // Rounding can leave the cumulative sum just below 1: a draw past it
+      // picks the last action.
+      double u = uniform(rng);
+      action = n - 1;
+      for (int64_t a = 0; a < n; ++a) {
+        u -= probs[a];
+        if (u < 0) {
+          action = a;
+          break;
+        }
+      }
+    }
+    actions[r] = action;
+    entropies[r] = entropy;
+  }
+}
+
+Gaussian::Gaussian(torch::Tensor mean, torch::Tensor log_std)
+    : mean_(std::move(mean)), log_std_(std::move(log_std)) {}
+
+torch::Tensor Gaussian::LogProb(const torch::Tensor& actions) const {
+  const auto z = (actions - mean_) * torch::exp(-log_std_);
+  return (-0.5 * z * z - log_std_ - 0.5 * kLog2Pi).sum(-1);
+}
+
+torch::Tensor Gaussian::Entropy() const {
+  return GaussianEntropyPerDim(log_std_).sum(-1);
+}
+
+void Gaussian::Sample(const float* mean, const float* log_std, int64_t rows,
+                      int64_t d, bool deterministic, std::mt19937_64& rng,
+                      float* actions, double* entropies) {
+  // One distribution for the whole call: libstdc++'s normal draws in pairs
+  // and keeps the second for the next call, so this fixes the draws a seed
+  // gives.
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double entropy = 0;
+    for (int64_t j = 0; j < d; ++j) {
+      const int64_t i = r * d + j;
+      const double a = deterministic
+                           ? mean[i]
+                           : mean[i] + std::exp(log_std[i]) * normal(rng);
+      actions[i] = static_cast<float>(a);
+      entropy += GaussianEntropyPerDim<double>(log_std[i]);
+    }
+    entropies[r] = entropy;
+  }
+}
+
+PolicyTerms EvaluateActions(PolicyKind kind, const ModelOutput& out,
+                            const torch::Tensor& actions) {
+  if (kind == PolicyKind::kCategorical) {
+    const Categorical policy(out.logits);
+    return {policy.LogProb(actions), policy.Entropy()};
+  }
+  const Gaussian policy(out.mean, out.log_std);
+  return {policy.LogProb(actions), policy.Entropy()};
+}
+
+}  // namespace asyncrl

@@ -1,0 +1,95 @@
+// The policies' action distributions: a categorical over n actions
+// (parameterised by logits) and a diagonal Gaussian (mean and log standard
+// deviation). Each has one definition of its log-probability and entropy,
+// shared by learning and acting:
+// - learning builds a distribution over a batch of a model's outputs and
+//   reads LogProb()/Entropy() as LibTorch tensors with autograd;
+// - acting calls Sample() on the raw float rows of a forward pass (a tensor
+//   op per row would cost more than the whole step), which draws the
+//   actions and returns the entropies. For the Gaussian both paths use the
+//   same per-dimension entropy template; for the categorical the scalar
+//   loop is the softmax written out, and tests/agents/distributions_test.cc
+//   proves that it agrees with the tensor entropy to double precision.
+//
+// Sampling semantics are part of the contract (a run with a fixed seed
+// repeats its actions): a categorical draws one uniform(0, 1) per row and
+// inverts the CDF (a draw past the last cumulative sum picks the last
+// action); a Gaussian draws one standard normal per dimension, row-major,
+// from one std::normal_distribution per Sample() call.
+#ifndef ASYNCRL_AGENTS_DISTRIBUTIONS_H_
+#define ASYNCRL_AGENTS_DISTRIBUTIONS_H_
+
+#include <torch/torch.h>
+
+#include <random>
+#include <vector>
+
+#include "asyncrl/agents/models.h"
+
+namespace asyncrl {
+
+// log(2 * pi).
+inline constexpr double kLog2Pi = 1.8378770664093453;
+
+// A batch of N categorical distributions. Not thread-safe (holds tensors).
+class Categorical {
+ public:
+  // `logits` is [N, A] (float or double); gradients flow back into it.
+  explicit Categorical(const torch::Tensor& logits);
+
+  // log pi(a) of int64 `actions` [N]: [N].
+  torch::Tensor LogProb(const torch::Tensor& actions) const;
+  // -sum_a pi(a) log pi(a): [N].
+  torch::Tensor Entropy() const;
+
+  // Acting: for each of `rows` rows of `n` logits (row-major), the action
+  // (argmax of the probabilities, first on ties, when `deterministic`;
+  // otherwise inverse-CDF of one uniform draw from `rng`) into
+  // actions[row] and the entropy, in double, into entropies[row].
+  // `scratch` is reused storage of the caller.
+  static void Sample(const float* logits, int64_t rows, int64_t n,
+                     bool deterministic, std::mt19937_64& rng, int64_t* actions,
+                     double* entropies, std::vector<double>* scratch);
+
+ private:
+  torch::Tensor log_p_;  // [N, A]: log_softmax of the logits, computed once.
+};
+
+// A batch of N diagonal Gaussians over D dimensions. Not thread-safe.
+class Gaussian {
+ public:
+  // `mean` and `log_std` are [N, D]; gradients flow back into both.
+  Gaussian(torch::Tensor mean, torch::Tensor log_std);
+
+  // log density of `actions` [N, D]: [N].
+  torch::Tensor LogProb(const torch::Tensor& actions) const;
+  // sum_d (1/2 + log(2 pi)/2 + log_std_d): [N].
+  torch::Tensor Entropy() const;
+
+  // Acting: for each of `rows` rows of `d` dimensions, mean + exp(log_std) *
+  // normal (the mean when `deterministic`) into actions[row * d + j], not
+  // clipped to any bounds, and the entropy into entropies[row].
+  static void Sample(const float* mean, const float* log_std, int64_t rows,
+                     int64_t d, bool deterministic, std::mt19937_64& rng,
+                     float* actions, double* entropies);
+
+ private:
+  torch::Tensor mean_;
+  torch::Tensor log_std_;
+};
+
+// Per row of a policy's output, the log-probability of the action taken and
+// the entropy: what a policy-gradient loss needs.
+struct PolicyTerms {
+  torch::Tensor log_prob;  // [N].
+  torch::Tensor entropy;   // [N].
+};
+
+// The terms of the `kind` policy over the N rows of `out`: categorical
+// actions are int64 [N], Gaussian ones float [N, D].
+PolicyTerms EvaluateActions(PolicyKind kind, const ModelOutput& out,
+                            const torch::Tensor& actions);
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_AGENTS_DISTRIBUTIONS_H_
