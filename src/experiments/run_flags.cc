@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "asyncrl/misc/json.h"
 #include "asyncrl/misc/seeding.h"
 #include "asyncrl/misc/strings.h"
+#include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
 namespace po = boost::program_options;
@@ -38,11 +40,30 @@ po::typed_value<T>* Value(T* target,
   return po::value(target)->default_value(default_value, Str(default_value));
 }
 
-void Require(bool ok, const std::string& flag, const std::string& value,
-             const std::string& accepted) {
-  if (!ok) {
-    throw FlagError("--" + flag + "=" + value +
-                    " is invalid; accepted: " + accepted);
+// The flag that fills an options field: t_max -> t-max, with the few
+// flags that keep the reference's names.
+std::string FlagName(const std::string& field) {
+  static const std::map<std::string, std::string> kRenamed = {
+      {"eval_n_episodes", "eval-n-runs"},
+      {"reward_scale", "reward-scale-factor"},
+      {"max_episode_steps", "max-episode-len"}};
+  const auto it = kRenamed.find(field);
+  if (it != kRenamed.end()) return it->second;
+  std::string flag = field;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+// Runs `validate` (checks written with misc/validate.h's Require, fields
+// named as in the options structs or as flags) and reports its first
+// invalid field as the flag that filled it.
+template <typename F>
+void AsFlags(F validate) {
+  try {
+    validate();
+  } catch (const InvalidOption& e) {
+    throw FlagError("--" + FlagName(e.field()) + "=" + e.value() +
+                    " is invalid; accepted: " + e.accepted());
   }
 }
 
@@ -132,6 +153,154 @@ void StoreDemoOptions(po::variables_map& vm,
   po::store(po::parse_config_file(in, desc), vm);
 }
 
+// Checks the options ParseRunFlags filled and completes the ones that
+// depend on others (evaluation length, image defaults, the network "auto"
+// stands for). The rules of each options struct are its Validate(); the
+// checks here are about flags alone (which were given, names to look up).
+void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
+                   int64_t eval_n_runs, int64_t eval_n_steps,
+                   double successful_score, RunFlags* flags) {
+  RunFlags& f = *flags;
+  TrainOptions& t = f.train;
+  A3COptions& a = f.agent;
+  const bool runs_given = vm.count("eval-n-runs") > 0;
+  const bool steps_given = vm.count("eval-n-steps") > 0;
+  Require(!(runs_given && steps_given), "eval-n-steps", Str(eval_n_steps),
+          "not together with --eval-n-runs (give one of them)");
+  if (steps_given) {
+    Require(eval_n_steps >= 1, "eval-n-steps", Str(eval_n_steps),
+            "an integer >= 1");
+    t.eval_n_steps = eval_n_steps;
+  } else {
+    Require(eval_n_runs >= 1, "eval-n-runs", Str(eval_n_runs),
+            "an integer >= 1");
+    t.eval_n_episodes = eval_n_runs;
+  }
+  if (vm.count("successful-score")) {
+    Require(t.eval_interval > 0 || f.demo, "successful-score", successful_score,
+            "only with --eval-interval > 0");
+    // In --demo the score is not used (and evaluation may be off).
+    if (!f.demo) t.successful_score = successful_score;
+  }
+  static const std::vector<std::string> kLevels = {"debug", "info", "warning",
+                                                   "error"};
+  Require(
+      std::find(kLevels.begin(), kLevels.end(), f.log_level) != kLevels.end(),
+      "log-level", f.log_level, JoinNames(kLevels));
+  std::unique_ptr<Env> env;
+  std::string auto_arch;  // What --arch auto means for this environment.
+  if (context.probe_env) {
+    try {
+      env = context.probe_env(f.env);
+    } catch (const std::invalid_argument& e) {
+      Require(false, "env", f.env, e.what());
+    }
+    Require(env != nullptr, "env", f.env, "an environment the program knows");
+  } else {
+    Require(DefaultEnvRegistry().Contains(f.env), "env", f.env,
+            JoinNames(DefaultEnvRegistry().Names()));
+    env = MakeEnv(f.env);
+  }
+  if (context.a3c_agent) {
+    Require(DefaultModelRegistry().Contains(f.arch), "arch", f.arch,
+            JoinNames(DefaultModelRegistry().Names()));
+  }
+  {
+    // Image observations (MinAtar) get their own defaults, as the
+    // reference's Atari example has its own: see ImageDefaults in the
+    // README for the measurements behind them.
+    const bool image = env->ObservationSpace().shape.size() == 3;
+    if (vm.count("reward-scale-factor") == 0) {
+      f.reward_scale_factor = image ? 1.0 : 0.01;
+    }
+    if (image && vm["lr"].defaulted()) a.optimizer.lr = 2e-3;
+    if (image && vm["rmsprop-epsilon"].defaulted()) a.optimizer.eps = 1e-5;
+    try {
+      if (context.a3c_agent) {
+        DefaultModelRegistry().Make(f.arch, env->ObservationSpace(),
+                                    env->ActionSpace());
+        auto_arch = AutoArch(env->ObservationSpace(), env->ActionSpace());
+      }
+    } catch (const std::invalid_argument& e) {
+      Require(false, "arch", f.arch, e.what());
+    }
+  }
+  if (!t.load.empty()) {
+    Require(
+        std::filesystem::is_regular_file(std::filesystem::path(t.load) /
+                                         kCheckpointFileName),
+        "load", t.load,
+        std::string("a checkpoint directory holding ") + kCheckpointFileName);
+  }
+  Require(!f.demo || !t.load.empty(), "demo", "true",
+          "only with --load DIR (the agent to evaluate)");
+
+  t.env_name = f.env;
+  t.outdir = f.outdir;  // The run directory is chosen later.
+  // Each options struct's own rules, reported as the flags that filled it.
+  t.Validate();
+  a.Validate();
+  EnvOptions env_options;
+  env_options.max_episode_steps = t.max_episode_len;
+  env_options.reward_scale = f.reward_scale_factor;
+  env_options.Validate();
+  for (const auto& [key, value] : vm) {
+    if (key == "help" || key == "version") continue;
+    const auto& any = value.value();
+    std::string text;
+    if (any.type() == typeid(std::string)) {
+      text = boost::any_cast<std::string>(any);
+    } else if (any.type() == typeid(int)) {
+      text = Str(boost::any_cast<int>(any));
+    } else if (any.type() == typeid(int64_t)) {
+      text = Str(boost::any_cast<int64_t>(any));
+    } else if (any.type() == typeid(double)) {
+      text = Str(boost::any_cast<double>(any));
+    } else if (any.type() == typeid(bool)) {
+      text = boost::any_cast<bool>(any) ? "true" : "false";
+    }
+    f.resolved[key] = text;
+  }
+  if (!runs_given && !steps_given) f.resolved["eval-n-runs"] = "10";
+  if (vm.count("reward-scale-factor") == 0) {
+    f.resolved["reward-scale-factor"] = Str(f.reward_scale_factor);
+  }
+  // args.json and checkpoints record the network actually built.
+  if (f.arch == "auto" && !auto_arch.empty()) f.arch = auto_arch;
+  f.resolved["arch"] = f.arch;
+  f.resolved["lr"] = Str(a.optimizer.lr);
+  f.resolved["rmsprop-epsilon"] = Str(a.optimizer.eps);
+  if (!f.resume.empty()) {
+    std::vector<std::string> changes;
+    for (const auto& key : f.resume_changes) {
+      std::string before = f.resume_saved.at(key);
+      // Runs before args.json recorded the resolved network say "auto".
+      if (key == "arch" && before == "auto") before = auto_arch;
+      const std::string& now = f.resolved[key];
+      if (before == now) continue;
+      if (kBreaking.count(key)) {
+        throw FlagError("--" + key + "=" + now + " is invalid; accepted: " +
+                        before + ", the resumed run's value (start a new run " +
+                        "with --load to change it)");
+      }
+      changes.push_back(key + ": " + before + " -> " + now);
+    }
+    f.resume_changes = changes;
+    // Check the checkpoint before anything is written.
+    proto::Checkpoint checkpoint;
+    try {
+      checkpoint = LoadCheckpointDir(f.resume);
+    } catch (const std::runtime_error& e) {
+      throw FlagError("--resume=" + f.resume + " is invalid: " + e.what());
+    }
+    f.resume_step = checkpoint.global_step();
+    Require(f.resume_step < t.steps, "steps", Str(t.steps),
+            "more than the checkpoint's step " + Str(f.resume_step));
+    t.resume = f.resume;
+  }
+  t.config = f.resolved;
+}
+
 }  // namespace
 
 RunFlags ParseRunFlags(int argc, const char* const* argv,
@@ -219,8 +388,11 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
     if (vm.count("config")) {
       const std::string path = vm["config"].as<std::string>();
       std::ifstream in(path);
-      Require(static_cast<bool>(in), "config", path,
-              "a readable file of 'key = value' lines");
+      if (!in) {
+        throw FlagError("--config=" + path +
+                        " is invalid; accepted: a readable file of 'key = "
+                        "value' lines");
+      }
       std::stringstream text;
       text << in.rdbuf();
       std::vector<std::string> args;
@@ -273,171 +445,9 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
   f.version = vm.count("version") > 0;
   if (f.help || f.version) return f;
 
-  Require(t.processes >= 1 && t.processes <= 4096, "processes",
-          Str(t.processes), "an integer in [1, 4096]");
-  Require(t.steps >= 1, "steps", Str(t.steps), "an integer >= 1");
-  Require(t.step_offset >= 0 && t.step_offset < t.steps, "step-offset",
-          Str(t.step_offset), "an integer in [0, --steps)");
-  Require(a.t_max >= 1, "t-max", Str(a.t_max), "an integer >= 1");
-  Require(std::isfinite(a.beta) && a.beta >= 0, "beta", Str(a.beta),
-          "a finite number >= 0");
-  Require(a.gamma >= 0 && a.gamma <= 1, "gamma", Str(a.gamma),
-          "a number in [0, 1]");
-  Require(std::isfinite(a.optimizer.lr) && a.optimizer.lr >= 0, "lr",
-          Str(a.optimizer.lr), "a finite number >= 0");
-  Require(std::isfinite(a.optimizer.eps) && a.optimizer.eps > 0,
-          "rmsprop-epsilon", Str(a.optimizer.eps), "a finite number > 0");
-  Require(a.optimizer.alpha >= 0 && a.optimizer.alpha < 1, "rmsprop-alpha",
-          Str(a.optimizer.alpha), "a number in [0, 1)");
-  Require(
-      std::isfinite(a.optimizer.weight_decay) && a.optimizer.weight_decay >= 0,
-      "weight-decay", Str(a.optimizer.weight_decay), "a finite number >= 0");
-  Require(std::isfinite(a.max_grad_norm), "max-grad-norm", Str(a.max_grad_norm),
-          "a finite number (<= 0 disables clipping)");
-  Require(std::isfinite(f.reward_scale_factor), "reward-scale-factor",
-          Str(f.reward_scale_factor), "a finite number");
-  Require(t.eval_interval >= 0, "eval-interval", Str(t.eval_interval),
-          "0 (no evaluation) or a positive integer");
-  Require(t.max_episode_len >= 0, "max-episode-len", Str(t.max_episode_len),
-          "0 (the environment's limit) or a positive integer");
-  Require(t.envs_per_process >= 1 && t.envs_per_process <= 4096,
-          "envs-per-process", Str(t.envs_per_process),
-          "an integer in [1, 4096]");
-  Require(t.seed >= 0, "seed", Str(t.seed), "an integer >= 0");
-  Require(t.seed <= (kMaxSeed - t.processes * t.envs_per_process) /
-                        (int64_t{t.processes} * t.envs_per_process),
-          "seed", Str(t.seed),
-          "seed * processes * envs-per-process < 2147483647");
-  const bool runs_given = vm.count("eval-n-runs") > 0;
-  const bool steps_given = vm.count("eval-n-steps") > 0;
-  Require(!(runs_given && steps_given), "eval-n-steps", Str(eval_n_steps),
-          "not together with --eval-n-runs (give one of them)");
-  if (steps_given) {
-    Require(eval_n_steps >= 1, "eval-n-steps", Str(eval_n_steps),
-            "an integer >= 1");
-    t.eval_n_steps = eval_n_steps;
-  } else {
-    Require(eval_n_runs >= 1, "eval-n-runs", Str(eval_n_runs),
-            "an integer >= 1");
-    t.eval_n_episodes = eval_n_runs;
-  }
-  if (vm.count("successful-score")) {
-    Require(std::isfinite(successful_score), "successful-score",
-            Str(successful_score), "a finite number");
-    Require(t.eval_interval > 0 || f.demo, "successful-score",
-            Str(successful_score), "only with --eval-interval > 0");
-    t.successful_score = successful_score;
-  }
-  static const std::vector<std::string> kLevels = {"debug", "info", "warning",
-                                                   "error"};
-  Require(
-      std::find(kLevels.begin(), kLevels.end(), f.log_level) != kLevels.end(),
-      "log-level", f.log_level, JoinNames(kLevels));
-  std::unique_ptr<Env> env;
-  std::string auto_arch;  // What --arch auto means for this environment.
-  if (context.probe_env) {
-    try {
-      env = context.probe_env(f.env);
-    } catch (const std::invalid_argument& e) {
-      Require(false, "env", f.env, e.what());
-    }
-    Require(env != nullptr, "env", f.env, "an environment the program knows");
-  } else {
-    Require(DefaultEnvRegistry().Contains(f.env), "env", f.env,
-            JoinNames(DefaultEnvRegistry().Names()));
-    env = MakeEnv(f.env);
-  }
-  if (context.a3c_agent) {
-    Require(DefaultModelRegistry().Contains(f.arch), "arch", f.arch,
-            JoinNames(DefaultModelRegistry().Names()));
-  }
-  {
-    // Image observations (MinAtar) get their own defaults, as the
-    // reference's Atari example has its own: see ImageDefaults in the
-    // README for the measurements behind them.
-    const bool image = env->ObservationSpace().shape.size() == 3;
-    if (vm.count("reward-scale-factor") == 0) {
-      f.reward_scale_factor = image ? 1.0 : 0.01;
-    }
-    if (image && vm["lr"].defaulted()) a.optimizer.lr = 2e-3;
-    if (image && vm["rmsprop-epsilon"].defaulted()) a.optimizer.eps = 1e-5;
-    try {
-      if (context.a3c_agent) {
-        DefaultModelRegistry().Make(f.arch, env->ObservationSpace(),
-                                    env->ActionSpace());
-        auto_arch = AutoArch(env->ObservationSpace(), env->ActionSpace());
-      }
-    } catch (const std::invalid_argument& e) {
-      Require(false, "arch", f.arch, e.what());
-    }
-  }
-  if (!t.load.empty()) {
-    Require(
-        std::filesystem::is_regular_file(std::filesystem::path(t.load) /
-                                         kCheckpointFileName),
-        "load", t.load,
-        std::string("a checkpoint directory holding ") + kCheckpointFileName);
-  }
-  Require(!f.demo || !t.load.empty(), "demo", "true",
-          "only with --load DIR (the agent to evaluate)");
-
-  t.env_name = f.env;
-  t.outdir = f.outdir;  // The run directory is chosen later.
-  for (const auto& [key, value] : vm) {
-    if (key == "help" || key == "version") continue;
-    const auto& any = value.value();
-    std::string text;
-    if (any.type() == typeid(std::string)) {
-      text = boost::any_cast<std::string>(any);
-    } else if (any.type() == typeid(int)) {
-      text = Str(boost::any_cast<int>(any));
-    } else if (any.type() == typeid(int64_t)) {
-      text = Str(boost::any_cast<int64_t>(any));
-    } else if (any.type() == typeid(double)) {
-      text = Str(boost::any_cast<double>(any));
-    } else if (any.type() == typeid(bool)) {
-      text = boost::any_cast<bool>(any) ? "true" : "false";
-    }
-    f.resolved[key] = text;
-  }
-  if (!runs_given && !steps_given) f.resolved["eval-n-runs"] = "10";
-  if (vm.count("reward-scale-factor") == 0) {
-    f.resolved["reward-scale-factor"] = Str(f.reward_scale_factor);
-  }
-  // args.json and checkpoints record the network actually built.
-  if (f.arch == "auto" && !auto_arch.empty()) f.arch = auto_arch;
-  f.resolved["arch"] = f.arch;
-  f.resolved["lr"] = Str(a.optimizer.lr);
-  f.resolved["rmsprop-epsilon"] = Str(a.optimizer.eps);
-  if (!f.resume.empty()) {
-    std::vector<std::string> changes;
-    for (const auto& key : f.resume_changes) {
-      std::string before = f.resume_saved.at(key);
-      // Runs before args.json recorded the resolved network say "auto".
-      if (key == "arch" && before == "auto") before = auto_arch;
-      const std::string& now = f.resolved[key];
-      if (before == now) continue;
-      if (kBreaking.count(key)) {
-        throw FlagError("--" + key + "=" + now + " is invalid; accepted: " +
-                        before + ", the resumed run's value (start a new run " +
-                        "with --load to change it)");
-      }
-      changes.push_back(key + ": " + before + " -> " + now);
-    }
-    f.resume_changes = changes;
-    // Check the checkpoint before anything is written.
-    proto::Checkpoint checkpoint;
-    try {
-      checkpoint = LoadCheckpointDir(f.resume);
-    } catch (const std::runtime_error& e) {
-      throw FlagError("--resume=" + f.resume + " is invalid: " + e.what());
-    }
-    f.resume_step = checkpoint.global_step();
-    Require(f.resume_step < t.steps, "steps", Str(t.steps),
-            "more than the checkpoint's step " + Str(f.resume_step));
-    t.resume = f.resume;
-  }
-  t.config = f.resolved;
+  AsFlags([&] {
+    ValidateFlags(vm, context, eval_n_runs, eval_n_steps, successful_score, &f);
+  });
   return f;
 }
 
