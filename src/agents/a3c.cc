@@ -36,6 +36,18 @@ void A3COptions::Validate() const {
   optimizer.Validate();
 }
 
+FlagSpecs A3COptions::Flags() {
+  FlagSpecs flags = {
+      {"t-max", "steps per update", &t_max},
+      {"beta", "entropy weight", &beta},
+      {"gamma", "discount factor", &gamma},
+      {"max-grad-norm",
+       "clip gradients to this global L2 norm (<= 0 or inf: no clipping)",
+       &max_grad_norm}};
+  for (FlagSpec& flag : optimizer.Flags()) flags.push_back(std::move(flag));
+  return flags;
+}
+
 A3C::A3C(std::shared_ptr<ActorCriticModel> model,
          const Space& observation_space, const Space& action_space,
          const A3COptions& options)

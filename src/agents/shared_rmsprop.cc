@@ -18,6 +18,14 @@ void RmspropOptions::Validate() const {
           weight_decay, "a finite number >= 0");
 }
 
+FlagSpecs RmspropOptions::Flags() {
+  return {{"lr", "learning rate", &lr},
+          {"rmsprop-epsilon", "RMSprop epsilon (inside the square root)", &eps},
+          {"rmsprop-alpha", "RMSprop decay of the squared-gradient average",
+           &alpha},
+          {"weight-decay", "L2 penalty", &weight_decay}};
+}
+
 double SquaredNorm(const float* x, int64_t n) {
   // Independent partial sums let the loop vectorize and pipeline.
   constexpr int kLanes = 8;

@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <type_traits>
+#include <variant>
 
 #include "asyncrl/agents/models.h"
 #include "asyncrl/envs/registry.h"
@@ -52,6 +54,34 @@ std::string FlagName(const std::string& field) {
   std::string flag = field;
   std::replace(flag.begin(), flag.end(), '_', '-');
   return flag;
+}
+
+// Declares `flags` (misc/flag_spec.h) in `desc`, each with its field's
+// current value as the default (none for an empty string: such flags are
+// "given or not").
+void AddFlags(const FlagSpecs& flags, po::options_description* desc) {
+  for (const FlagSpec& flag : flags) {
+    std::visit(
+        [&](auto* target) {
+          using T = std::remove_pointer_t<decltype(target)>;
+          if constexpr (std::is_same_v<T, bool>) {
+            desc->add_options()(flag.name.c_str(), po::bool_switch(target),
+                                flag.help.c_str());
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            if (target->empty()) {
+              desc->add_options()(flag.name.c_str(), po::value(target),
+                                  flag.help.c_str());
+            } else {
+              desc->add_options()(flag.name.c_str(), Value(target, *target),
+                                  flag.help.c_str());
+            }
+          } else {
+            desc->add_options()(flag.name.c_str(), Value(target, *target),
+                                flag.help.c_str());
+          }
+        },
+        flag.target);
+  }
 }
 
 // Runs `validate` (checks written with misc/validate.h's Require, fields
@@ -314,73 +344,61 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
   double successful_score = 0;
   std::string config_file;
 
-  po::options_description desc(
-      context.program +
-      ": train an agent with asynchronous worker processes.\nOptions");
-  desc.add_options()("help", "print this help and exit")(
+  // The reference example's defaults where they differ from the structs'.
+  t.processes = cores > 0 ? cores : 1;
+  t.steps = 80000000;
+  t.eval_interval = 100000;
+  po::options_description run("Run");
+  run.add_options()("help", "print this help and exit")(
       "version", "print the version and exit")(
       "config", po::value(&config_file),
       "read 'key = value' lines (flag names without --) from FILE; the command "
-      "line wins")("processes", Value(&t.processes, cores > 0 ? cores : 1),
-                   "worker processes (default: number of cores)")(
-      "env", Value(&f.env, f.env), "environment name")(
-      "arch", Value(&f.arch, f.arch),
-      "network: auto (by the spaces), fc-softmax, fc-gaussian, minatar-conv, "
-      "atari-conv, or one of them with -lstm")(
-      "seed", Value(&t.seed, 0), "random seed (workers derive theirs)")(
+      "line wins")("env", Value(&f.env, f.env), "environment name")(
       "outdir", Value(&f.outdir, f.outdir),
       "each run gets a new folder under this directory")(
-      "t-max", Value(&a.t_max, 5), "steps per update")(
-      "beta", Value(&a.beta, 0.01), "entropy weight")(
-      "gamma", Value(&a.gamma, 0.99), "discount factor")(
-      "lr", Value(&a.optimizer.lr, 7e-4),
-      "learning rate (image observations: 2e-3 unless given)")(
-      "lr-decay", po::bool_switch(&f.lr_decay),
-      "decay the learning rate linearly to 0 over --steps")(
-      "rmsprop-epsilon", Value(&a.optimizer.eps, 0.1),
-      "RMSprop epsilon (inside the square root; image observations: 1e-5 "
-      "unless given)")("rmsprop-alpha", Value(&a.optimizer.alpha, 0.99),
-                       "RMSprop decay")(
-      "weight-decay", Value(&a.optimizer.weight_decay, 0.0), "L2 penalty")(
-      "max-grad-norm", Value(&a.max_grad_norm, 40.0),
-      "clip gradients to this global L2 norm (<= 0: no clipping)")(
       "reward-scale-factor", po::value(&f.reward_scale_factor),
       "multiply training rewards by this (default: 0.01 as the reference's "
       "gym example, 1 for image observations as its Atari example)")(
-      "steps", Value(&t.steps, 80000000), "global steps to train")(
-      "eval-interval", Value(&t.eval_interval, 100000),
-      "evaluate every this many global steps (0: never)")(
       "eval-n-runs", po::value(&eval_n_runs),
       "evaluation episodes (default 10)")(
       "eval-n-steps", po::value(&eval_n_steps),
       "evaluation steps (instead of --eval-n-runs)")(
-      "max-episode-len", Value(&t.max_episode_len, 0),
-      "longest episode (0: the environment's limit)")(
       "successful-score", po::value(&successful_score),
       "stop when an evaluation mean reaches this")(
-      "envs-per-process", Value(&t.envs_per_process, 1),
-      "environments each worker steps as a batch")(
-      "load", po::value(&t.load),
-      "start from this checkpoint's agent (parameters and optimizer "
-      "statistics); steps, episodes, evaluation schedule and best score "
-      "start fresh")(
-      "step-offset", Value(&t.step_offset, int64_t{0}),
-      "start the global step counter here (with --load, as the reference's "
-      "step_offset)")("demo", po::bool_switch(&f.demo),
-                      "evaluate the --load agent and exit")(
+      "demo", po::bool_switch(&f.demo), "evaluate the --load agent and exit")(
       "resume", po::value(&f.resume),
       "continue the run of this checkpoint (<run>/<checkpoint>) in its "
       "folder, with its options unless given again")(
-      "checkpoint-interval", Value(&t.checkpoint_interval, 0),
-      "save <steps>_checkpoint/ every this many global steps (0: never)")(
-      "keep-checkpoints", Value(&t.keep_checkpoints, 5),
-      "how many periodic checkpoints to keep")(
-      "profile", po::bool_switch(&t.profile),
-      "write a CPU profile per process to profile-<process_idx>-<pid>.prof "
-      "(read with google-pprof --text)")("quiet", po::bool_switch(&f.quiet),
-                                         "no status line and no timer summary")(
-      "log-level", Value(&f.log_level, f.log_level),
-      "debug, info, warning or error");
+      "quiet", po::bool_switch(&f.quiet),
+      "no status line and no timer summary")("log-level",
+                                             Value(&f.log_level, f.log_level),
+                                             "debug, info, warning or error");
+  po::options_description trainer("Trainer");
+  FlagSpecs trainer_flags = t.Flags();
+  for (FlagSpec& flag : trainer_flags) {
+    if (flag.name == "processes") flag.help += " (default: number of cores)";
+  }
+  AddFlags(trainer_flags, &trainer);
+  po::options_description agent("A3C agent");
+  agent.add_options()(
+      "arch", Value(&f.arch, f.arch),
+      "network: auto (by the spaces), fc-softmax, fc-gaussian, minatar-conv, "
+      "atari-conv, or one of them with -lstm")(
+      "lr-decay", po::bool_switch(&f.lr_decay),
+      "decay the learning rate linearly to 0 over --steps");
+  FlagSpecs a3c_flags = a.Flags();
+  for (FlagSpec& flag : a3c_flags) {
+    if (flag.name == "lr") {
+      flag.help += " (image observations: 2e-3 unless given)";
+    } else if (flag.name == "rmsprop-epsilon") {
+      flag.help += " (image observations: 1e-5 unless given)";
+    }
+  }
+  AddFlags(a3c_flags, &agent);
+  po::options_description desc(context.program +
+                               ": train an agent with asynchronous worker "
+                               "processes.\nOptions");
+  desc.add(run).add(trainer).add(agent);
 
   po::variables_map vm;
   try {

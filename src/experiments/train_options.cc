@@ -54,4 +54,35 @@ void TrainOptions::Validate() const {
           "0 with resume (it continues at the checkpoint's step)");
 }
 
+FlagSpecs TrainOptions::Flags() {
+  return {
+      {"processes", "worker processes", &processes},
+      {"steps", "global steps to train", &steps},
+      {"step-offset",
+       "start the global step counter here (with --load, as the reference's "
+       "step_offset)",
+       &step_offset},
+      {"envs-per-process", "environments each worker steps as a batch",
+       &envs_per_process},
+      {"seed", "random seed (workers derive theirs)", &seed},
+      {"max-episode-len", "longest episode (0: the environment's limit)",
+       &max_episode_len},
+      {"eval-interval", "evaluate every this many global steps (0: never)",
+       &eval_interval},
+      {"load",
+       "start from this checkpoint's agent (parameters and optimizer "
+       "statistics); steps, episodes, evaluation schedule and best score "
+       "start fresh",
+       &load},
+      {"checkpoint-interval",
+       "save <steps>_checkpoint/ every this many global steps (0: never)",
+       &checkpoint_interval},
+      {"keep-checkpoints", "how many periodic checkpoints to keep",
+       &keep_checkpoints},
+      {"profile",
+       "write a CPU profile per process to profile-<process_idx>-<pid>.prof "
+       "(read with google-pprof --text)",
+       &profile}};
+}
+
 }  // namespace asyncrl

@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "asyncrl/misc/flag_spec.h"
+
 namespace asyncrl {
 
 struct TrainOptions {
@@ -66,6 +68,9 @@ struct TrainOptions {
   // Throws InvalidOption (misc/validate.h), a std::invalid_argument:
   // "<field>=<value> is invalid; accepted: ...".
   void Validate() const;
+  // Its command-line flags (misc/flag_spec.h); the evaluation length and
+  // successful score are the program's (experiments/run_flags.h).
+  FlagSpecs Flags();
 };
 
 }  // namespace asyncrl
