@@ -10,35 +10,38 @@
 #include "asyncrl/misc/check.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/timers.h"
+#include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
-namespace {
-
-void Require(bool ok, const std::string& field, double value,
-             const char* accepted) {
-  if (!ok) {
-    throw std::invalid_argument(field + "=" + std::to_string(value) +
-                                " is invalid; accepted: " + accepted);
-  }
+void A3COptions::Validate() const {
+  Require(t_max >= 1, "t_max", t_max, "an integer >= 1");
+  Require(gamma >= 0 && gamma <= 1, "gamma", gamma, "a number in [0, 1]");
+  Require(std::isfinite(beta) && beta >= 0, "beta", beta,
+          "a finite number >= 0");
+  Require(std::isfinite(pi_loss_coef) && pi_loss_coef >= 0, "pi_loss_coef",
+          pi_loss_coef, "a finite number >= 0");
+  Require(std::isfinite(v_loss_coef) && v_loss_coef >= 0, "v_loss_coef",
+          v_loss_coef, "a finite number >= 0");
+  // +inf clips nothing, as <= 0 does.
+  Require(!std::isnan(max_grad_norm), "max_grad_norm", max_grad_norm,
+          "a number (<= 0 or inf: no clipping)");
+  Require(average_value_decay >= 0 && average_value_decay <= 1,
+          "average_value_decay", average_value_decay, "a number in [0, 1]");
+  Require(average_entropy_decay >= 0 && average_entropy_decay <= 1,
+          "average_entropy_decay", average_entropy_decay, "a number in [0, 1]");
+  optimizer.Validate();
 }
 
-}  // namespace
-
-void A3COptions::Validate() const {
-  Require(t_max >= 1, "t_max", static_cast<double>(t_max), "an integer >= 1");
-  Require(gamma >= 0 && gamma <= 1, "gamma", gamma, "0 <= gamma <= 1");
-  Require(std::isfinite(beta) && beta >= 0, "beta", beta, "a number >= 0");
-  Require(std::isfinite(pi_loss_coef) && pi_loss_coef >= 0, "pi_loss_coef",
-          pi_loss_coef, "a number >= 0");
-  Require(std::isfinite(v_loss_coef) && v_loss_coef >= 0, "v_loss_coef",
-          v_loss_coef, "a number >= 0");
-  Require(!std::isnan(max_grad_norm), "max_grad_norm", max_grad_norm,
-          "a number (<= 0 disables clipping)");
-  Require(average_value_decay >= 0 && average_value_decay <= 1,
-          "average_value_decay", average_value_decay, "[0, 1]");
-  Require(average_entropy_decay >= 0 && average_entropy_decay <= 1,
-          "average_entropy_decay", average_entropy_decay, "[0, 1]");
-  optimizer.Validate();
+FlagSpecs A3COptions::Flags() {
+  FlagSpecs flags = {
+      {"t-max", "steps per update", &t_max},
+      {"beta", "entropy weight", &beta},
+      {"gamma", "discount factor", &gamma},
+      {"max-grad-norm",
+       "clip gradients to this global L2 norm (<= 0 or inf: no clipping)",
+       &max_grad_norm}};
+  for (FlagSpec& flag : optimizer.Flags()) flags.push_back(std::move(flag));
+  return flags;
 }
 
 A3C::A3C(std::shared_ptr<ActorCriticModel> model,

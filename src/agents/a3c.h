@@ -47,9 +47,11 @@ struct A3COptions {
   RmspropOptions optimizer;
   uint64_t seed = 0;  // Action sampling.
 
-  // Throws std::invalid_argument naming the field, value and what is
-  // accepted.
+  // Throws InvalidOption (misc/validate.h) naming the field, value and what
+  // is accepted.
   void Validate() const;
+  // Its command-line flags, the optimizer's included (misc/flag_spec.h).
+  FlagSpecs Flags();
 };
 
 // What the last update computed (rows in step-major order: row

@@ -4,26 +4,26 @@
 #include <stdexcept>
 #include <string>
 
+#include "asyncrl/misc/validate.h"
+
 namespace asyncrl {
-namespace {
-
-void Require(bool ok, const char* field, double value, const char* accepted) {
-  if (!ok) {
-    throw std::invalid_argument(std::string(field) + "=" +
-                                std::to_string(value) +
-                                " is invalid; accepted: " + accepted);
-  }
-}
-
-}  // namespace
 
 void RmspropOptions::Validate() const {
   Require(std::isfinite(lr) && lr >= 0, "lr", lr, "a finite number >= 0");
-  Require(alpha >= 0 && alpha < 1, "rmsprop_alpha", alpha, "0 <= alpha < 1");
+  Require(alpha >= 0 && alpha < 1, "rmsprop_alpha", alpha,
+          "a number in [0, 1)");
   Require(std::isfinite(eps) && eps > 0, "rmsprop_epsilon", eps,
           "a finite number > 0");
   Require(std::isfinite(weight_decay) && weight_decay >= 0, "weight_decay",
           weight_decay, "a finite number >= 0");
+}
+
+FlagSpecs RmspropOptions::Flags() {
+  return {{"lr", "learning rate", &lr},
+          {"rmsprop-epsilon", "RMSprop epsilon (inside the square root)", &eps},
+          {"rmsprop-alpha", "RMSprop decay of the squared-gradient average",
+           &alpha},
+          {"weight-decay", "L2 penalty", &weight_decay}};
 }
 
 double SquaredNorm(const float* x, int64_t n) {

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "asyncrl/misc/flag_spec.h"
+
 namespace asyncrl {
 
 struct RmspropOptions {
@@ -17,6 +19,9 @@ struct RmspropOptions {
 
   // Throws std::invalid_argument naming the field, value and accepted range.
   void Validate() const;
+  // Its command-line flags: --lr, --rmsprop-epsilon, --rmsprop-alpha,
+  // --weight-decay (misc/flag_spec.h).
+  FlagSpecs Flags();
 };
 
 // Squared L2 norm of `n` floats, accumulated in double.

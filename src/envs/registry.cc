@@ -10,20 +10,15 @@
 #include "asyncrl/envs/pendulum.h"
 #include "asyncrl/envs/wrappers.h"
 #include "asyncrl/misc/strings.h"
+#include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
 
 void EnvOptions::Validate() const {
-  if (max_episode_steps < 0) {
-    throw std::invalid_argument(
-        "max_episode_steps=" + std::to_string(max_episode_steps) +
-        " is invalid; accepted: 0 (the environment's default) or a positive "
-        "integer");
-  }
-  if (!std::isfinite(reward_scale)) {
-    throw std::invalid_argument("reward_scale=" + std::to_string(reward_scale) +
-                                " is invalid; accepted: a finite number");
-  }
+  Require(max_episode_steps >= 0, "max_episode_steps", max_episode_steps,
+          "0 (the environment's default) or a positive integer");
+  Require(std::isfinite(reward_scale), "reward_scale", reward_scale,
+          "a finite number");
 }
 
 void EnvRegistry::Register(const std::string& name, Factory factory,

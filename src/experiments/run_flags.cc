@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <filesystem>
@@ -9,6 +10,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <type_traits>
+#include <variant>
 
 #include "asyncrl/agents/models.h"
 #include "asyncrl/envs/registry.h"
@@ -17,6 +20,7 @@
 #include "asyncrl/misc/json.h"
 #include "asyncrl/misc/seeding.h"
 #include "asyncrl/misc/strings.h"
+#include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
 namespace po = boost::program_options;
@@ -38,11 +42,58 @@ po::typed_value<T>* Value(T* target,
   return po::value(target)->default_value(default_value, Str(default_value));
 }
 
-void Require(bool ok, const std::string& flag, const std::string& value,
-             const std::string& accepted) {
-  if (!ok) {
-    throw FlagError("--" + flag + "=" + value +
-                    " is invalid; accepted: " + accepted);
+// The flag that fills an options field: t_max -> t-max, with the few
+// flags that keep the reference's names.
+std::string FlagName(const std::string& field) {
+  static const std::map<std::string, std::string> kRenamed = {
+      {"eval_n_episodes", "eval-n-runs"},
+      {"reward_scale", "reward-scale-factor"},
+      {"max_episode_steps", "max-episode-len"}};
+  const auto it = kRenamed.find(field);
+  if (it != kRenamed.end()) return it->second;
+  std::string flag = field;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+// Declares `flags` (misc/flag_spec.h) in `desc`, each with its field's
+// current value as the default (none for an empty string: such flags are
+// "given or not").
+void AddFlags(const FlagSpecs& flags, po::options_description* desc) {
+  for (const FlagSpec& flag : flags) {
+    std::visit(
+        [&](auto* target) {
+          using T = std::remove_pointer_t<decltype(target)>;
+          if constexpr (std::is_same_v<T, bool>) {
+            desc->add_options()(flag.name.c_str(), po::bool_switch(target),
+                                flag.help.c_str());
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            if (target->empty()) {
+              desc->add_options()(flag.name.c_str(), po::value(target),
+                                  flag.help.c_str());
+            } else {
+              desc->add_options()(flag.name.c_str(), Value(target, *target),
+                                  flag.help.c_str());
+            }
+          } else {
+            desc->add_options()(flag.name.c_str(), Value(target, *target),
+                                flag.help.c_str());
+          }
+        },
+        flag.target);
+  }
+}
+
+// Runs `validate` (checks written with misc/validate.h's Require, fields
+// named as in the options structs or as flags) and reports its first
+// invalid field as the flag that filled it.
+template <typename F>
+void AsFlags(F validate) {
+  try {
+    validate();
+  } catch (const InvalidOption& e) {
+    throw FlagError("--" + FlagName(e.field()) + "=" + e.value() +
+                    " is invalid; accepted: " + e.accepted());
   }
 }
 
@@ -132,182 +183,16 @@ void StoreDemoOptions(po::variables_map& vm,
   po::store(po::parse_config_file(in, desc), vm);
 }
 
-}  // namespace
-
-RunFlags ParseRunFlags(int argc, const char* const* argv,
-                       const FlagContext& context) {
-  RunFlags f;
+// Checks the options ParseRunFlags filled and completes the ones that
+// depend on others (evaluation length, image defaults, the network "auto"
+// stands for). The rules of each options struct are its Validate(); the
+// checks here are about flags alone (which were given, names to look up).
+void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
+                   int64_t eval_n_runs, int64_t eval_n_steps,
+                   double successful_score, RunFlags* flags) {
+  RunFlags& f = *flags;
   TrainOptions& t = f.train;
   A3COptions& a = f.agent;
-  const int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  int64_t eval_n_runs = 10;
-  int64_t eval_n_steps = 0;
-  double successful_score = 0;
-  std::string config_file;
-
-  po::options_description desc(
-      context.program +
-      ": train an agent with asynchronous worker processes.\nOptions");
-  desc.add_options()("help", "print this help and exit")(
-      "version", "print the version and exit")(
-      "config", po::value(&config_file),
-      "read 'key = value' lines (flag names without --) from FILE; the command "
-      "line wins")("processes", Value(&t.processes, cores > 0 ? cores : 1),
-                   "worker processes (default: number of cores)")(
-      "env", Value(&f.env, f.env), "environment name")(
-      "arch", Value(&f.arch, f.arch),
-      "network: auto (by the spaces), fc-softmax, fc-gaussian, minatar-conv, "
-      "atari-conv, or one of them with -lstm")(
-      "seed", Value(&t.seed, 0), "random seed (workers derive theirs)")(
-      "outdir", Value(&f.outdir, f.outdir),
-      "each run gets a new folder under this directory")(
-      "t-max", Value(&a.t_max, 5), "steps per update")(
-      "beta", Value(&a.beta, 0.01), "entropy weight")(
-      "gamma", Value(&a.gamma, 0.99), "discount factor")(
-      "lr", Value(&a.optimizer.lr, 7e-4),
-      "learning rate (image observations: 2e-3 unless given)")(
-      "lr-decay", po::bool_switch(&f.lr_decay),
-      "decay the learning rate linearly to 0 over --steps")(
-      "rmsprop-epsilon", Value(&a.optimizer.eps, 0.1),
-      "RMSprop epsilon (inside the square root; image observations: 1e-5 "
-      "unless given)")("rmsprop-alpha", Value(&a.optimizer.alpha, 0.99),
-                       "RMSprop decay")(
-      "weight-decay", Value(&a.optimizer.weight_decay, 0.0), "L2 penalty")(
-      "max-grad-norm", Value(&a.max_grad_norm, 40.0),
-      "clip gradients to this global L2 norm (<= 0: no clipping)")(
-      "reward-scale-factor", po::value(&f.reward_scale_factor),
-      "multiply training rewards by this (default: 0.01 as the reference's "
-      "gym example, 1 for image observations as its Atari example)")(
-      "steps", Value(&t.steps, 80000000), "global steps to train")(
-      "eval-interval", Value(&t.eval_interval, 100000),
-      "evaluate every this many global steps (0: never)")(
-      "eval-n-runs", po::value(&eval_n_runs),
-      "evaluation episodes (default 10)")(
-      "eval-n-steps", po::value(&eval_n_steps),
-      "evaluation steps (instead of --eval-n-runs)")(
-      "max-episode-len", Value(&t.max_episode_len, 0),
-      "longest episode (0: the environment's limit)")(
-      "successful-score", po::value(&successful_score),
-      "stop when an evaluation mean reaches this")(
-      "envs-per-process", Value(&t.envs_per_process, 1),
-      "environments each worker steps as a batch")(
-      "load", po::value(&t.load),
-      "start from this checkpoint's agent (parameters and optimizer "
-      "statistics); steps, episodes, evaluation schedule and best score "
-      "start fresh")(
-      "step-offset", Value(&t.step_offset, int64_t{0}),
-      "start the global step counter here (with --load, as the reference's "
-      "step_offset)")("demo", po::bool_switch(&f.demo),
-                      "evaluate the --load agent and exit")(
-      "resume", po::value(&f.resume),
-      "continue the run of this checkpoint (<run>/<checkpoint>) in its "
-      "folder, with its options unless given again")(
-      "checkpoint-interval", Value(&t.checkpoint_interval, 0),
-      "save <steps>_checkpoint/ every this many global steps (0: never)")(
-      "keep-checkpoints", Value(&t.keep_checkpoints, 5),
-      "how many periodic checkpoints to keep")(
-      "profile", po::bool_switch(&t.profile),
-      "write a CPU profile per process to profile-<process_idx>-<pid>.prof "
-      "(read with google-pprof --text)")("quiet", po::bool_switch(&f.quiet),
-                                         "no status line and no timer summary")(
-      "log-level", Value(&f.log_level, f.log_level),
-      "debug, info, warning or error");
-
-  po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    if (vm.count("config")) {
-      const std::string path = vm["config"].as<std::string>();
-      std::ifstream in(path);
-      Require(static_cast<bool>(in), "config", path,
-              "a readable file of 'key = value' lines");
-      std::stringstream text;
-      text << in.rdbuf();
-      std::vector<std::string> args;
-      try {
-        for (const auto& [key, value] : ParseConfigText(text.str())) {
-          if (key == "config") {
-            throw std::invalid_argument(
-                "'config' cannot be set in a config file");
-          }
-          const po::option_description* option =
-              desc.find_nothrow(key, /*approx=*/false);
-          if (option != nullptr && option->semantic()->max_tokens() == 0) {
-            // A switch such as lr-decay: true/false.
-            if (value == "true" || value == "1" || value == "yes") {
-              args.push_back("--" + key);
-            } else if (value != "false" && value != "0" && value != "no") {
-              throw std::invalid_argument(key + " = " + value +
-                                          ": accepted: true or false");
-            }
-            continue;
-          }
-          args.push_back("--" + key + "=" + value);
-        }
-      } catch (const std::invalid_argument& e) {
-        throw FlagError("--config=" + path + " is invalid: " + e.what());
-      }
-      // Stored after the command line, so the command line wins.
-      po::store(po::command_line_parser(args).options(desc).run(), vm);
-    }
-    if (vm.count("resume")) {
-      if (vm.count("step-offset") && !vm["step-offset"].defaulted()) {
-        throw FlagError(
-            "--step-offset=" + Str(vm["step-offset"].as<int64_t>()) +
-            " is invalid; accepted: not together with --resume (it continues "
-            "at the checkpoint's step)");
-      }
-      StoreResumedOptions(vm, desc, &f);
-    }
-    if (vm.count("demo") && vm["demo"].as<bool>() && vm.count("load")) {
-      StoreDemoOptions(vm, desc);
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw FlagError(e.what());
-  }
-  std::ostringstream help;
-  help << desc;
-  f.help_text = help.str();
-  f.help = vm.count("help") > 0;
-  f.version = vm.count("version") > 0;
-  if (f.help || f.version) return f;
-
-  Require(t.processes >= 1 && t.processes <= 4096, "processes",
-          Str(t.processes), "an integer in [1, 4096]");
-  Require(t.steps >= 1, "steps", Str(t.steps), "an integer >= 1");
-  Require(t.step_offset >= 0 && t.step_offset < t.steps, "step-offset",
-          Str(t.step_offset), "an integer in [0, --steps)");
-  Require(a.t_max >= 1, "t-max", Str(a.t_max), "an integer >= 1");
-  Require(std::isfinite(a.beta) && a.beta >= 0, "beta", Str(a.beta),
-          "a finite number >= 0");
-  Require(a.gamma >= 0 && a.gamma <= 1, "gamma", Str(a.gamma),
-          "a number in [0, 1]");
-  Require(std::isfinite(a.optimizer.lr) && a.optimizer.lr >= 0, "lr",
-          Str(a.optimizer.lr), "a finite number >= 0");
-  Require(std::isfinite(a.optimizer.eps) && a.optimizer.eps > 0,
-          "rmsprop-epsilon", Str(a.optimizer.eps), "a finite number > 0");
-  Require(a.optimizer.alpha >= 0 && a.optimizer.alpha < 1, "rmsprop-alpha",
-          Str(a.optimizer.alpha), "a number in [0, 1)");
-  Require(
-      std::isfinite(a.optimizer.weight_decay) && a.optimizer.weight_decay >= 0,
-      "weight-decay", Str(a.optimizer.weight_decay), "a finite number >= 0");
-  Require(std::isfinite(a.max_grad_norm), "max-grad-norm", Str(a.max_grad_norm),
-          "a finite number (<= 0 disables clipping)");
-  Require(std::isfinite(f.reward_scale_factor), "reward-scale-factor",
-          Str(f.reward_scale_factor), "a finite number");
-  Require(t.eval_interval >= 0, "eval-interval", Str(t.eval_interval),
-          "0 (no evaluation) or a positive integer");
-  Require(t.max_episode_len >= 0, "max-episode-len", Str(t.max_episode_len),
-          "0 (the environment's limit) or a positive integer");
-  Require(t.envs_per_process >= 1 && t.envs_per_process <= 4096,
-          "envs-per-process", Str(t.envs_per_process),
-          "an integer in [1, 4096]");
-  Require(t.seed >= 0, "seed", Str(t.seed), "an integer >= 0");
-  Require(t.seed <= (kMaxSeed - t.processes * t.envs_per_process) /
-                        (int64_t{t.processes} * t.envs_per_process),
-          "seed", Str(t.seed),
-          "seed * processes * envs-per-process < 2147483647");
   const bool runs_given = vm.count("eval-n-runs") > 0;
   const bool steps_given = vm.count("eval-n-steps") > 0;
   Require(!(runs_given && steps_given), "eval-n-steps", Str(eval_n_steps),
@@ -322,11 +207,10 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
     t.eval_n_episodes = eval_n_runs;
   }
   if (vm.count("successful-score")) {
-    Require(std::isfinite(successful_score), "successful-score",
-            Str(successful_score), "a finite number");
-    Require(t.eval_interval > 0 || f.demo, "successful-score",
-            Str(successful_score), "only with --eval-interval > 0");
-    t.successful_score = successful_score;
+    Require(t.eval_interval > 0 || f.demo, "successful-score", successful_score,
+            "only with --eval-interval > 0");
+    // In --demo the score is not used (and evaluation may be off).
+    if (!f.demo) t.successful_score = successful_score;
   }
   static const std::vector<std::string> kLevels = {"debug", "info", "warning",
                                                    "error"};
@@ -383,6 +267,13 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
 
   t.env_name = f.env;
   t.outdir = f.outdir;  // The run directory is chosen later.
+  // Each options struct's own rules, reported as the flags that filled it.
+  t.Validate();
+  a.Validate();
+  EnvOptions env_options;
+  env_options.max_episode_steps = t.max_episode_len;
+  env_options.reward_scale = f.reward_scale_factor;
+  env_options.Validate();
   for (const auto& [key, value] : vm) {
     if (key == "help" || key == "version") continue;
     const auto& any = value.value();
@@ -438,6 +329,143 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
     t.resume = f.resume;
   }
   t.config = f.resolved;
+}
+
+}  // namespace
+
+RunFlags ParseRunFlags(int argc, const char* const* argv,
+                       const FlagContext& context) {
+  RunFlags f;
+  TrainOptions& t = f.train;
+  A3COptions& a = f.agent;
+  const int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  int64_t eval_n_runs = 10;
+  int64_t eval_n_steps = 0;
+  double successful_score = 0;
+  std::string config_file;
+
+  // The reference example's defaults where they differ from the structs'.
+  t.processes = cores > 0 ? cores : 1;
+  t.steps = 80000000;
+  t.eval_interval = 100000;
+  po::options_description run("Run");
+  run.add_options()("help", "print this help and exit")(
+      "version", "print the version and exit")(
+      "config", po::value(&config_file),
+      "read 'key = value' lines (flag names without --) from FILE; the command "
+      "line wins")("env", Value(&f.env, f.env), "environment name")(
+      "outdir", Value(&f.outdir, f.outdir),
+      "each run gets a new folder under this directory")(
+      "reward-scale-factor", po::value(&f.reward_scale_factor),
+      "multiply training rewards by this (default: 0.01 as the reference's "
+      "gym example, 1 for image observations as its Atari example)")(
+      "eval-n-runs", po::value(&eval_n_runs),
+      "evaluation episodes (default 10)")(
+      "eval-n-steps", po::value(&eval_n_steps),
+      "evaluation steps (instead of --eval-n-runs)")(
+      "successful-score", po::value(&successful_score),
+      "stop when an evaluation mean reaches this")(
+      "demo", po::bool_switch(&f.demo), "evaluate the --load agent and exit")(
+      "resume", po::value(&f.resume),
+      "continue the run of this checkpoint (<run>/<checkpoint>) in its "
+      "folder, with its options unless given again")(
+      "quiet", po::bool_switch(&f.quiet),
+      "no status line and no timer summary")("log-level",
+                                             Value(&f.log_level, f.log_level),
+                                             "debug, info, warning or error");
+  po::options_description trainer("Trainer");
+  FlagSpecs trainer_flags = t.Flags();
+  for (FlagSpec& flag : trainer_flags) {
+    if (flag.name == "processes") flag.help += " (default: number of cores)";
+  }
+  AddFlags(trainer_flags, &trainer);
+  po::options_description agent("A3C agent");
+  agent.add_options()(
+      "arch", Value(&f.arch, f.arch),
+      "network: auto (by the spaces), fc-softmax, fc-gaussian, minatar-conv, "
+      "atari-conv, or one of them with -lstm")(
+      "lr-decay", po::bool_switch(&f.lr_decay),
+      "decay the learning rate linearly to 0 over --steps");
+  FlagSpecs a3c_flags = a.Flags();
+  for (FlagSpec& flag : a3c_flags) {
+    if (flag.name == "lr") {
+      flag.help += " (image observations: 2e-3 unless given)";
+    } else if (flag.name == "rmsprop-epsilon") {
+      flag.help += " (image observations: 1e-5 unless given)";
+    }
+  }
+  AddFlags(a3c_flags, &agent);
+  po::options_description desc(context.program +
+                               ": train an agent with asynchronous worker "
+                               "processes.\nOptions");
+  desc.add(run).add(trainer).add(agent);
+
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    if (vm.count("config")) {
+      const std::string path = vm["config"].as<std::string>();
+      std::ifstream in(path);
+      if (!in) {
+        throw FlagError("--config=" + path +
+                        " is invalid; accepted: a readable file of 'key = "
+                        "value' lines");
+      }
+      std::stringstream text;
+      text << in.rdbuf();
+      std::vector<std::string> args;
+      try {
+        for (const auto& [key, value] : ParseConfigText(text.str())) {
+          if (key == "config") {
+            throw std::invalid_argument(
+                "'config' cannot be set in a config file");
+          }
+          const po::option_description* option =
+              desc.find_nothrow(key, /*approx=*/false);
+          if (option != nullptr && option->semantic()->max_tokens() == 0) {
+            // A switch such as lr-decay: true/false.
+            if (value == "true" || value == "1" || value == "yes") {
+              args.push_back("--" + key);
+            } else if (value != "false" && value != "0" && value != "no") {
+              throw std::invalid_argument(key + " = " + value +
+                                          ": accepted: true or false");
+            }
+            continue;
+          }
+          args.push_back("--" + key + "=" + value);
+        }
+      } catch (const std::invalid_argument& e) {
+        throw FlagError("--config=" + path + " is invalid: " + e.what());
+      }
+      // Stored after the command line, so the command line wins.
+      po::store(po::command_line_parser(args).options(desc).run(), vm);
+    }
+    if (vm.count("resume")) {
+      if (vm.count("step-offset") && !vm["step-offset"].defaulted()) {
+        throw FlagError(
+            "--step-offset=" + Str(vm["step-offset"].as<int64_t>()) +
+            " is invalid; accepted: not together with --resume (it continues "
+            "at the checkpoint's step)");
+      }
+      StoreResumedOptions(vm, desc, &f);
+    }
+    if (vm.count("demo") && vm["demo"].as<bool>() && vm.count("load")) {
+      StoreDemoOptions(vm, desc);
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw FlagError(e.what());
+  }
+  std::ostringstream help;
+  help << desc;
+  f.help_text = help.str();
+  f.help = vm.count("help") > 0;
+  f.version = vm.count("version") > 0;
+  if (f.help || f.version) return f;
+
+  AsFlags([&] {
+    ValidateFlags(vm, context, eval_n_runs, eval_n_steps, successful_score, &f);
+  });
   return f;
 }
 

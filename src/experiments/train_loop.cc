@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "asyncrl/experiments/snapshot.h"
+#include "asyncrl/misc/check.h"
 #include "asyncrl/misc/logging.h"
 #include "asyncrl/misc/seeding.h"
 #include "asyncrl/misc/timers.h"
@@ -24,6 +25,66 @@ int64_t ClaimSteps(ControlBlock& control, int64_t steps, int64_t want,
   *granted = available;
   return before + 1;
 }
+
+// The loop's view of an agent: act on K rows, then learn from their
+// outcome.
+class RowLearner {
+ public:
+  virtual ~RowLearner() = default;
+  virtual const std::vector<Action>& Act(FloatView obs, int64_t rows) = 0;
+  virtual void Observe(FloatView next_obs, const std::vector<double>& rewards,
+                       const std::vector<uint8_t>& terminal,
+                       const std::vector<uint8_t>& episode_end,
+                       bool end_rollout) = 0;
+};
+
+// A BatchAgent, as it is.
+class BatchLearner final : public RowLearner {
+ public:
+  explicit BatchLearner(BatchAgent& agent) : agent_(agent) {}
+  const std::vector<Action>& Act(FloatView obs, int64_t rows) override {
+    return agent_.BatchActAndTrain(obs, rows);
+  }
+  void Observe(FloatView next_obs, const std::vector<double>& rewards,
+               const std::vector<uint8_t>& terminal,
+               const std::vector<uint8_t>& episode_end,
+               bool end_rollout) override {
+    agent_.BatchObserveAndTrain(next_obs, rewards, terminal, episode_end,
+                                end_rollout);
+  }
+
+ private:
+  BatchAgent& agent_;
+};
+
+// A single-environment agent on one row: act_and_train(obs, reward) gets
+// the reward of the previous action (0 at an episode start), so the reward
+// waits here between Observe and the next Act; an episode end is
+// stop_episode_and_train.
+class SingleEnvLearner final : public RowLearner {
+ public:
+  explicit SingleEnvLearner(Agent& agent) : agent_(agent) {}
+  const std::vector<Action>& Act(FloatView obs, int64_t rows) override {
+    ASYNCRL_CHECK_EQ(rows, 1);
+    action_[0] = agent_.ActAndTrain(obs, pending_reward_);
+    return action_;
+  }
+  void Observe(FloatView next_obs, const std::vector<double>& rewards,
+               const std::vector<uint8_t>& terminal,
+               const std::vector<uint8_t>& episode_end, bool) override {
+    if (episode_end[0] != 0) {
+      agent_.StopEpisodeAndTrain(next_obs, rewards[0], terminal[0] != 0);
+      pending_reward_ = 0;
+    } else {
+      pending_reward_ = rewards[0];
+    }
+  }
+
+ private:
+  Agent& agent_;
+  std::vector<Action> action_ = std::vector<Action>(1);
+  double pending_reward_ = 0;
+};
 
 class Worker {
  public:
@@ -106,69 +167,11 @@ class Worker {
     return options_.max_episode_len > 0 && len >= options_.max_episode_len;
   }
 
-  // K = 1: the reference's act_and_train / stop_episode_and_train loop.
-  void RunSingle() {
-    Env& env = *ctx_.envs[0];
-    FloatView obs = env.Reset(
-        TrainEnvSeed(ctx_.process_idx, options_.seed, options_.processes));
-    double reward = 0;
-    double episode_return = 0;
-    int64_t len = 0;
-    while (control_.stop.load(std::memory_order_relaxed) == 0) {
-      int64_t granted = 0;
-      const int64_t t = ClaimSteps(control_, options_.steps, 1, &granted);
-      if (granted == 0) {  // Others took the last steps.
-        if (len > 0) {
-          {
-            ScopedTimer timer("agent");
-            agent_.StopEpisodeAndTrain(obs, reward, false);
-          }
-          EndEpisode(options_.steps, episode_return, len);
-        }
-        return;
-      }
-      Action action;
-      {
-        ScopedTimer timer("agent");
-        action = agent_.ActAndTrain(obs, reward);
-      }
-      StepResult r;
-      {
-        ScopedTimer timer("env_step");
-        r = env.Step(action);
-      }
-      ++len;
-      ++local_steps_;
-      RunHooks(env, t);
-      MaybeCheckpoint(t);
-      obs = r.observation;
-      reward = r.reward;
-      episode_return += r.reward;
-      const bool last = t >= options_.steps || control_.training_done.load();
-      if (!(r.Done() || Cut(len) || last)) continue;
-      {
-        ScopedTimer timer("agent");
-        agent_.StopEpisodeAndTrain(obs, reward, r.terminated);
-      }
-      EndEpisode(t, episode_return, len);
-      if (t == options_.steps) SaveFinish();
-      if (last) return;
-      obs = env.Reset();
-      reward = 0;
-      episode_return = 0;
-      len = 0;
-    }
-  }
-
-  // K > 1: step K environments as one batch.
-  void RunBatch() {
-    auto* batch_agent = dynamic_cast<BatchAgent*>(&agent_);
-    if (batch_agent == nullptr) {
-      throw std::invalid_argument(
-          "envs_per_process=" + std::to_string(options_.envs_per_process) +
-          " needs an agent that acts on batches; agent type '" + agent_.Type() +
-          "' does not (accepted: envs_per_process=1)");
-    }
+  // Steps the worker's K environments as one batch until the step budget
+  // is spent, a stop or a successful evaluation. K = 1 with a
+  // single-environment agent is the reference's act_and_train /
+  // stop_episode_and_train loop, through SingleEnvLearner.
+  void Run(RowLearner& learner) {
     const int64_t k = options_.envs_per_process;
     const int64_t obs_size = ctx_.envs[0]->ObservationSpace().FlatSize();
     std::vector<float> obs(k * obs_size);
@@ -195,8 +198,7 @@ class Worker {
       const std::vector<Action>* actions = nullptr;
       {
         ScopedTimer timer("agent");
-        actions = &batch_agent->BatchActAndTrain(
-            {obs.data(), active * obs_size}, active);
+        actions = &learner.Act({obs.data(), active * obs_size}, active);
       }
       for (int64_t j = 0; j < active; ++j) {
         Env& env = *ctx_.envs[j];
@@ -235,9 +237,8 @@ class Worker {
       }
       {
         ScopedTimer timer("agent");
-        batch_agent->BatchObserveAndTrain({next.data(), active * obs_size},
-                                          rewards, terminal, episode_end,
-                                          end_rollout);
+        learner.Observe({next.data(), active * obs_size}, rewards, terminal,
+                        episode_end, end_rollout);
       }
       for (int64_t j = 0; j < active; ++j) {
         const bool cut_by_trainer = j >= next_active;
@@ -279,10 +280,17 @@ void TrainLoop(WorkerContext& ctx) {
                                     ctx.options->processes));
   }
   Worker worker(ctx);
-  if (ctx.options->envs_per_process == 1) {
-    worker.RunSingle();
+  if (auto* batch_agent = dynamic_cast<BatchAgent*>(ctx.agent)) {
+    BatchLearner learner(*batch_agent);
+    worker.Run(learner);
+  } else if (ctx.options->envs_per_process == 1) {
+    SingleEnvLearner learner(*ctx.agent);
+    worker.Run(learner);
   } else {
-    worker.RunBatch();
+    throw std::invalid_argument(
+        "envs_per_process=" + std::to_string(ctx.options->envs_per_process) +
+        " needs an agent that acts on batches; agent type '" +
+        ctx.agent->Type() + "' does not (accepted: envs_per_process=1)");
   }
 }
 

@@ -10,13 +10,21 @@
 #include <optional>
 #include <string>
 
+#include "asyncrl/misc/flag_spec.h"
+
 namespace asyncrl {
 
 struct TrainOptions {
-  int processes = 1;         // Worker processes, >= 1.
-  int64_t steps = 0;         // Global steps to train, >= 1.
-  int envs_per_process = 1;  // K environments stepped as a batch, >= 1.
-  int64_t seed = 0;          // Environment seeds follow misc/seeding.h.
+  // The most worker processes, and environments per process, a run takes.
+  static constexpr int kMaxWorkers = 4096;
+
+  int processes = 1;  // Worker processes, [1, kMaxWorkers].
+  int64_t steps = 0;  // Global steps to train, >= 1.
+  int envs_per_process =
+      1;  // K environments stepped as a batch, [1, kMaxWorkers].
+  // Environment seeds follow misc/seeding.h; >= 0 and
+  // seed * processes * envs_per_process < 2^31 - 1.
+  int64_t seed = 0;
   // Longest episode in steps, in training and evaluation; 0 leaves it to
   // the environment's own time limit.
   int64_t max_episode_len = 0;
@@ -57,8 +65,12 @@ struct TrainOptions {
   std::map<std::string, std::string> config;
   std::string env_name;
 
-  // Throws std::invalid_argument "<field>=<value> is invalid; accepted: ...".
+  // Throws InvalidOption (misc/validate.h), a std::invalid_argument:
+  // "<field>=<value> is invalid; accepted: ...".
   void Validate() const;
+  // Its command-line flags (misc/flag_spec.h); the evaluation length and
+  // successful score are the program's (experiments/run_flags.h).
+  FlagSpecs Flags();
 };
 
 }  // namespace asyncrl

@@ -143,7 +143,18 @@ INSTANTIATE_TEST_SUITE_P(
                 "--log-level=loud is invalid; accepted: debug, info, warning, "
                 "error"},
         BadFlag{"--config /nonexistent.conf", "--config=/nonexistent.conf"},
-        BadFlag{"--bogus", "unrecognised option '--bogus'"}),
+        BadFlag{"--bogus", "unrecognised option '--bogus'"},
+        BadFlag{"--step-offset -1",
+                "--step-offset=-1 is invalid; accepted: an integer in [0, "
+                "steps)"},
+        BadFlag{"--step-offset 100 --steps 100", "--step-offset=100"},
+        BadFlag{"--resume /nonexistent/ckpt --step-offset 5",
+                "--step-offset=5 is invalid; accepted: not together with "
+                "--resume"},
+        BadFlag{"--max-grad-norm nan",
+                "--max-grad-norm=nan is invalid; accepted: a number"},
+        BadFlag{"--keep-checkpoints 0", "--keep-checkpoints=0"},
+        BadFlag{"--checkpoint-interval -1", "--checkpoint-interval=-1"}),
     [](const auto& info) { return CaseName(info.param.args); });
 
 // The run folder a train_a3c run printed first.
@@ -155,6 +166,11 @@ TEST(TrainA3CTest, HelpAndVersionExitZero) {
   const ProcessRun help = TrainA3C("--help");
   EXPECT_EQ(help.status, 0);
   EXPECT_NE(help.output.find("--envs-per-process"), std::string::npos);
+  // Defaults as written, not as the nearest double prints in full.
+  EXPECT_NE(help.output.find("--gamma arg (=0.99)"), std::string::npos)
+      << help.output;
+  EXPECT_NE(help.output.find("--lr arg (=0.0007)"), std::string::npos);
+  EXPECT_NE(help.output.find("--step-offset arg (=0)"), std::string::npos);
   const ProcessRun version = TrainA3C("--version");
   EXPECT_EQ(version.status, 0);
   EXPECT_EQ(version.output.rfind("train_a3c ", 0), 0u) << version.output;
@@ -191,6 +207,40 @@ TEST(TrainA3CTest, RunCreatesANewFolderWithEverythingAndDemoLoadsIt) {
       "--demo --load " + (run / "3000_finish").string() + " --eval-n-runs 3");
   ASSERT_EQ(demo.status, 0) << demo.output;
   EXPECT_EQ(demo.output.rfind("n_runs: 3 mean: ", 0), 0u) << demo.output;
+}
+
+// --load takes the agent and starts a new run with fresh counters;
+// --step-offset starts the counter and the evaluation schedule elsewhere.
+TEST(TrainA3CTest, LoadStartsANewRunAndStepOffsetMovesTheSchedule) {
+  TempDir dir("load");
+  const std::string common =
+      "--outdir " + dir.str() + " --processes 1 --eval-n-runs 1 --quiet";
+  const ProcessRun first =
+      TrainA3C(common + " --steps 2000 --eval-interval 1000");
+  ASSERT_EQ(first.status, 0) << first.output;
+  const fs::path ckpt = RunFolder(first) / "2000_finish";
+
+  const ProcessRun loaded = TrainA3C(common + " --load " + ckpt.string() +
+                                     " --steps 1000 --eval-interval 500");
+  ASSERT_EQ(loaded.status, 0) << loaded.output;
+  const fs::path run = RunFolder(loaded);
+  EXPECT_NE(run, RunFolder(first));
+  const auto rows = ReadLines(run / "scores.txt");
+  ASSERT_GE(rows.size(), 2u);
+  EXPECT_LT(std::stoll(testing::Split(rows[1], '\t')[0]), 1000);
+  EXPECT_TRUE(fs::exists(run / "best" / "checkpoint.pb"));
+  EXPECT_EQ(LoadCheckpointDir((run / "1000_finish").string()).global_step(),
+            1000);
+
+  const ProcessRun offset =
+      TrainA3C(common + " --load " + ckpt.string() +
+               " --step-offset 600 --steps 1200 --eval-interval 500");
+  ASSERT_EQ(offset.status, 0) << offset.output;
+  const auto offset_rows = ReadLines(RunFolder(offset) / "scores.txt");
+  ASSERT_GE(offset_rows.size(), 2u);
+  // Due at 1000 (the first multiple of 500 after 600), not at once.
+  EXPECT_GE(std::stoll(testing::Split(offset_rows[1], '\t')[0]), 1000);
+  EXPECT_TRUE(fs::exists(RunFolder(offset) / "1200_finish" / "checkpoint.pb"));
 }
 
 // Checks the learning rate, RMSprop epsilon and reward scale in args.json.
