@@ -10,8 +10,10 @@
 #include <asyncrl/agents/agent.h>
 #include <asyncrl/experiments/run_trainer.h>
 #include <asyncrl/misc/checkpoint.h>
+#include <asyncrl/misc/validate.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -22,13 +24,17 @@ namespace {
 class HillClimbingAgent : public asyncrl::Agent {
  public:
   // A linear policy: weights [obs size, actions], then the best return.
+  // `noise`: the standard deviation of each episode's weight perturbation.
   HillClimbingAgent(const asyncrl::Space& obs, const asyncrl::Space& act,
-                    uint64_t seed)
-      : obs_size_(obs.FlatSize()),
+                    uint64_t seed, double noise)
+      : noise_(noise),
+        obs_size_(obs.FlatSize()),
         actions_(act.n),
         rng_(seed),
         own_(obs_size_ * actions_ + 1, 0.0f),
         candidate_(obs_size_ * actions_) {
+    asyncrl::Require(std::isfinite(noise) && noise > 0, "noise", noise,
+                     "a finite number > 0");
     if (!act.IsDiscrete() || obs.shape.size() != 1) {
       throw std::invalid_argument(
           "hill-climbing needs a flat observation and discrete actions; the "
@@ -45,7 +51,7 @@ class HillClimbingAgent : public asyncrl::Agent {
   }
   asyncrl::Action ActAndTrain(asyncrl::FloatView obs, double reward) override {
     if (!in_episode_) {  // Perturb the best weights for this episode.
-      std::normal_distribution<float> noise(0.0f, 0.5f);
+      std::normal_distribution<float> noise(0.0f, static_cast<float>(noise_));
       for (size_t i = 0; i < candidate_.size(); ++i) {
         candidate_[i] = shared_[i] + noise(rng_);
       }
@@ -108,6 +114,7 @@ class HillClimbingAgent : public asyncrl::Agent {
     return asyncrl::Action::Discrete(best_action);
   }
 
+  double noise_;
   int64_t obs_size_;
   int64_t actions_;
   std::mt19937 rng_;
@@ -123,11 +130,14 @@ class HillClimbingAgent : public asyncrl::Agent {
 }  // namespace
 
 int main(int argc, char** argv) {
+  double noise = 0.5;  // --noise, a flag of this program's own.
   asyncrl::TrainerPlugins plugins;
   plugins.program = "hill_climbing";
-  plugins.make_agent = [](const asyncrl::AgentContext& ctx) {
-    return std::make_unique<HillClimbingAgent>(ctx.observation_space,
-                                               ctx.action_space, ctx.seed);
+  plugins.flags = {
+      {"noise", "standard deviation of the weight perturbation", &noise}};
+  plugins.make_agent = [&noise](const asyncrl::AgentContext& ctx) {
+    return std::make_unique<HillClimbingAgent>(
+        ctx.observation_space, ctx.action_space, ctx.seed, noise);
   };
   return asyncrl::RunTrainer(argc, argv, plugins);
 }

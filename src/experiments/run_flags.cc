@@ -399,6 +399,11 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
                                ": train an agent with asynchronous worker "
                                "processes.\nOptions");
   desc.add(run).add(trainer).add(agent);
+  po::options_description program(context.program);
+  if (!context.program_flags.empty()) {
+    AddFlags(context.program_flags, &program);
+    desc.add(program);
+  }
 
   po::variables_map vm;
   try {

@@ -16,6 +16,7 @@
 #include "asyncrl/agents/a3c.h"
 #include "asyncrl/envs/env.h"
 #include "asyncrl/experiments/train_options.h"
+#include "asyncrl/misc/flag_spec.h"
 
 namespace asyncrl {
 
@@ -64,6 +65,9 @@ struct FlagContext {
   // Whether the agent is the built-in A3C, built from --arch: then --arch
   // is checked against the spaces. A program with its own agent ignores it.
   bool a3c_agent = true;
+  // The program's own flags (shown under its name in --help, recorded in
+  // args.json, restored by --resume); each fills the variable it points to.
+  FlagSpecs program_flags;
 };
 
 // Parses and validates argv (and --config FILE). Checks everything that can

@@ -18,6 +18,7 @@
 #include "asyncrl/misc/json.h"
 #include "asyncrl/misc/logging.h"
 #include "asyncrl/misc/seeding.h"
+#include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
 
@@ -118,7 +119,19 @@ class TrainerRun {
     // that one refusing the environment's spaces (std::invalid_argument)
     // is an invalid-input error with nothing created. A3C's network was
     // checked with the flags.
-    if (custom_agent_) AgentFactory(obs, act)(0);
+    if (custom_agent_) {
+      try {
+        AgentFactory(obs, act)(0);
+      } catch (const InvalidOption& e) {
+        for (const FlagSpec& flag : plugins_.flags) {
+          if (flag.name == e.field()) {
+            throw FlagError("--" + e.field() + "=" + e.value() +
+                            " is invalid; accepted: " + e.accepted());
+          }
+        }
+        throw;
+      }
+    }
     std::string command;
     for (int a = 0; a < argc; ++a) {
       command += (a ? " " : "") + ShellQuote(argv[a]);
@@ -184,6 +197,7 @@ int Run(int argc, const char* const* argv, const TrainerPlugins& plugins) {
   FlagContext context;
   context.program = plugins.program;
   context.a3c_agent = !plugins.make_agent;
+  context.program_flags = plugins.flags;
   if (plugins.make_env) {
     context.probe_env = [&plugins](const std::string& env) {
       EnvContext probe;

@@ -55,8 +55,16 @@ struct TrainerPlugins {
   // test=true) and in every worker; the trainer seeds what it returns.
   std::function<std::unique_ptr<Env>(const EnvContext&)> make_env;
   // Empty: MakeA3C (A3C with the network --arch). Called once in the parent
-  // (process_idx 0) to lay out the shared state, then in every worker.
+  // (process_idx 0) to lay out the shared state, then in every worker. An
+  // agent that refuses its options or spaces throws std::invalid_argument
+  // (an InvalidOption whose field is one of `flags` is reported as that
+  // flag): exit status 2 before anything is written.
   std::function<std::unique_ptr<Agent>(const AgentContext&)> make_agent;
+  // The program's own flags (misc/flag_spec.h): each fills the variable it
+  // points to (which must outlive RunTrainer) before make_env/make_agent
+  // run; its default is the variable's value. Shown in --help under the
+  // program's name, recorded in args.json, restored by --resume.
+  FlagSpecs flags;
 };
 
 // The registry's environment `context.env` with the reward scale and time

@@ -41,7 +41,7 @@ inline void ExpectFloatMatchesDouble(const torch::Tensor& float_grads,
       << " of the largest element " << scale << "); tolerance " << tolerance;
   // Printed so a run shows how much of the tolerance each kernel uses.
   std::cout << "[ numeric  ] " << what << ": max difference "
-            << difference / scale << " of max |gradient| " << scale
+            << difference / scale << " of max |reference| " << scale
             << " (tolerance " << kTerms * std::ldexp(1.0, -24) << ")\n";
 }
 

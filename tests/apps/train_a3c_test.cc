@@ -466,6 +466,16 @@ TEST(CustomAgentExampleTest, TrainsCartPoleToTheSuccessfulScore) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_EQ(bad.output.rfind("hill_climbing: --t-max=0 is invalid", 0), 0u)
       << bad.output;
+  // The program's own flag: in --help, checked by the agent, named as a flag.
+  const ProcessRun help = Exec(CUSTOM_AGENT_EXAMPLE_BIN, "--help");
+  EXPECT_NE(help.output.find("--noise arg (=0.5)"), std::string::npos)
+      << help.output;
+  const ProcessRun bad_noise =
+      Exec(CUSTOM_AGENT_EXAMPLE_BIN, "--noise 0 --quiet --outdir " + dir.str());
+  EXPECT_EQ(bad_noise.status, 2) << bad_noise.output;
+  EXPECT_EQ(bad_noise.output,
+            "hill_climbing: --noise=0 is invalid; accepted: a finite number "
+            "> 0\n");
   // An agent that refuses the environment: exit 2, one line, nothing made.
   const fs::path wrong_dir = dir.path() / "wrong";
   const ProcessRun wrong_env = Exec(

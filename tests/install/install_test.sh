@@ -43,7 +43,7 @@ fi
 
 out=$work/out
 "$work/example-build/hill_climbing" --env CartPole-v0 --processes 2 \
-  --steps 20000 --eval-interval 5000 --eval-n-runs 3 --outdir "$out" \
+  --noise 0.3 --steps 20000 --eval-interval 5000 --eval-n-runs 3 --outdir "$out" \
   --quiet > "$work/run.log" 2>&1 ||
   { cat "$work/run.log"; fail "training with the example (status $?)"; }
 run=$(sed -n 's/^results in //p' "$work/run.log" | head -n 1)
@@ -57,5 +57,6 @@ for f in best/checkpoint.pb 20000_finish/checkpoint.pb args.json command.txt; do
   [ -f "$run/$f" ] || fail "$run/$f is missing"
 done
 grep -q '"processes": "2"' "$run/args.json" || fail "args.json lacks processes 2"
+grep -q '"noise": "0.3"' "$run/args.json" || fail "args.json lacks the program's own flag noise 0.3"
 grep -q "finished at step 20000" "$work/run.log" || fail "no 'finished at step 20000' line"
 echo "install_test: 1 passed, 0 failed"

@@ -7,15 +7,13 @@
 #include "asyncrl/envs/minatar/games.h"
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/misc/strings.h"
+#include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
 
 void MinAtarOptions::Validate() const {
-  if (!(sticky_action_prob >= 0 && sticky_action_prob <= 1)) {
-    throw std::invalid_argument(
-        "sticky_action_prob=" + std::to_string(sticky_action_prob) +
-        " is invalid; accepted: a probability in [0, 1]");
-  }
+  Require(sticky_action_prob >= 0 && sticky_action_prob <= 1,
+          "sticky_action_prob", sticky_action_prob, "a probability in [0, 1]");
 }
 
 MinAtarGame::MinAtarGame(std::string game, int channels,
