@@ -15,9 +15,11 @@ foreach(layer ${ASYNCRL_LAYERS})
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/asyncrl/${layer}
           FILES_MATCHING PATTERN "*.h")
 endforeach()
-install(DIRECTORY ${ASYNCRL_GENERATED_ROOT}/asyncrl/
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/asyncrl
-        FILES_MATCHING PATTERN "*.h")
+foreach(generated proto misc)
+  install(DIRECTORY ${ASYNCRL_GENERATED_ROOT}/${generated}/asyncrl/
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/asyncrl
+          FILES_MATCHING PATTERN "*.h")
+endforeach()
 
 install(EXPORT asyncrlTargets NAMESPACE asyncrl::
         DESTINATION ${ASYNCRL_CMAKE_DIR})

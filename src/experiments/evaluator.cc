@@ -166,9 +166,10 @@ void AsyncEvaluator::Record(int64_t t, const EvalStats& stats,
   control_.last_score.store(stats.mean);
   control_.has_last_score.store(1);
   const auto dir = std::filesystem::path(options_.outdir);
-  if (!control_.has_best_score || stats.mean > control_.best_score) {
-    control_.best_score = stats.mean;
-    control_.has_best_score = 1;
+  if (control_.has_best_score.load() == 0 ||
+      stats.mean > control_.best_score.load()) {
+    control_.best_score.store(stats.mean);
+    control_.has_best_score.store(1);
     SaveSnapshot(agent, control_, options_, (dir / "best").string());
   }
   if (options_.successful_score && stats.mean >= *options_.successful_score) {

@@ -1,6 +1,5 @@
 #include "asyncrl/experiments/progress.h"
 
-#include <boost/interprocess/sync/scoped_lock.hpp>
 #include <cmath>
 #include <cstdio>
 
@@ -50,15 +49,9 @@ std::string Progress::Line(Clock::time_point now) const {
       static_cast<long long>(control_.episodes.load()));
   std::string line(buf, static_cast<size_t>(n));
   if (control_.has_last_score.load() != 0) {
-    double best = 0;
-    {
-      // Evaluators write best_score under the lock.
-      boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
-          lock(control_.mutex);
-      best = control_.best_score;
-    }
+    // Lock-free: the parent never takes the workers' mutex.
     std::snprintf(buf, sizeof(buf), "  eval last %.4g best %.4g",
-                  control_.last_score.load(), best);
+                  control_.last_score.load(), control_.best_score.load());
     line += buf;
   }
   line +=

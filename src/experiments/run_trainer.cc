@@ -1,5 +1,6 @@
 #include "asyncrl/experiments/run_trainer.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -120,16 +121,26 @@ class TrainerRun {
     // is an invalid-input error with nothing created. A3C's network was
     // checked with the flags.
     if (custom_agent_) {
+      std::unique_ptr<Agent> probe;
       try {
-        AgentFactory(obs, act)(0);
+        probe = AgentFactory(obs, act)(0);
       } catch (const InvalidOption& e) {
+        std::string field = e.field();
+        std::replace(field.begin(), field.end(), '_', '-');
         for (const FlagSpec& flag : plugins_.flags) {
-          if (flag.name == e.field()) {
-            throw FlagError("--" + e.field() + "=" + e.value() +
+          if (flag.name == field) {
+            throw FlagError("--" + field + "=" + e.value() +
                             " is invalid; accepted: " + e.accepted());
           }
         }
         throw;
+      }
+      if (f_.train.envs_per_process > 1 &&
+          dynamic_cast<BatchAgent*>(probe.get()) == nullptr) {
+        throw FlagError(
+            "--envs-per-process=" + std::to_string(f_.train.envs_per_process) +
+            " is invalid; accepted: 1 (agent type '" + probe->Type() +
+            "' does not act on batches)");
       }
     }
     std::string command;

@@ -46,11 +46,14 @@ struct ControlBlock {
                             .count();
     return elapsed_offset + static_cast<double>(now - start_ns) * 1e-9;
   }
-  // Guarded by `mutex`: best evaluation mean so far, and writes to shared
-  // files (scores.txt rows, best/ checkpoint).
-  mutable boost::interprocess::interprocess_mutex mutex;
-  double best_score = 0.0;
-  int32_t has_best_score = 0;
+  // Serialises writes to shared files (scores.txt rows, best/ and periodic
+  // checkpoints) and the compare-and-update of the best score. Only workers
+  // take it: the parent must never wait on it (a worker killed while holding
+  // it would leave it locked), so it reads the best score lock-free.
+  boost::interprocess::interprocess_mutex mutex;
+  // Best evaluation mean so far: written under `mutex`, read by anyone.
+  std::atomic<double> best_score{0.0};
+  std::atomic<int32_t> has_best_score{0};
 };
 
 static_assert(std::atomic<int64_t>::is_always_lock_free,

@@ -18,8 +18,8 @@ void SaveSnapshot(const Agent& agent, const ControlBlock& control,
   checkpoint.set_agent_type(agent.Type());
   checkpoint.set_global_step(control.global_step.load());
   checkpoint.set_episodes(control.episodes.load());
-  checkpoint.set_has_best_score(control.has_best_score != 0);
-  checkpoint.set_best_score(control.best_score);
+  checkpoint.set_has_best_score(control.has_best_score.load() != 0);
+  checkpoint.set_best_score(control.best_score.load());
   checkpoint.set_prev_eval_t(control.prev_eval_t.load());
   checkpoint.set_elapsed_seconds(control.ElapsedSeconds());
   agent.SaveTo(&checkpoint);
@@ -74,8 +74,8 @@ void LoadSnapshot(const std::string& dir, LoadMode mode, Agent& agent,
   control.global_step.store(checkpoint.global_step());
   control.episodes.store(checkpoint.episodes());
   control.prev_eval_t.store(checkpoint.prev_eval_t());
-  control.has_best_score = checkpoint.has_best_score() ? 1 : 0;
-  control.best_score = checkpoint.best_score();
+  control.has_best_score.store(checkpoint.has_best_score() ? 1 : 0);
+  control.best_score.store(checkpoint.best_score());
   control.elapsed_offset = checkpoint.elapsed_seconds();
 }
 

@@ -13,8 +13,8 @@
 namespace asyncrl {
 
 // Writes `agent` (its shared state once bound) and the counters of `control`
-// to checkpoint directory `dir` atomically. Reads best_score without the
-// lock: callers that race with evaluators hold control.mutex.
+// to checkpoint directory `dir` atomically. Reads the best score lock-free
+// (it is atomic; evaluators update it under control.mutex).
 void SaveSnapshot(const Agent& agent, const ControlBlock& control,
                   const TrainOptions& options, const std::string& dir);
 

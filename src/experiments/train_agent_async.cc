@@ -20,6 +20,7 @@
 #include "asyncrl/misc/logging.h"
 #include "asyncrl/misc/tensorboard.h"
 #include "asyncrl/misc/timers.h"
+#include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
 namespace {
@@ -181,6 +182,13 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
   // The parent's agent lays out the shared state and saves _except.
   std::unique_ptr<Agent> parent_agent = make_agent(0);
   if (!parent_agent) throw std::invalid_argument("make_agent(0) returned null");
+  if (options.envs_per_process > 1 &&
+      dynamic_cast<const BatchAgent*>(parent_agent.get()) == nullptr) {
+    throw InvalidOption("envs_per_process",
+                        std::to_string(options.envs_per_process),
+                        "1 (agent type '" + parent_agent->Type() +
+                            "' does not act on batches)");
+  }
   const SharedStateSizes sizes = parent_agent->SharedSizes();
   SharedRegion region(sizes.params, sizes.optimizer);
   ControlBlock& control = region.control();
@@ -222,6 +230,18 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
 
   ProcessGroupOptions group;
   group.num_workers = options.processes;
+  // A late SIGINT/SIGTERM must not kill the parent while it saves
+  // <t>_except/: the group leaves them blocked until this returns.
+  group.keep_stop_signals_blocked = true;
+  sigset_t signal_mask_before;
+  pthread_sigmask(SIG_BLOCK, nullptr, &signal_mask_before);
+  struct ReleaseOnReturn {
+    const sigset_t& before;
+    bool armed = false;
+    ~ReleaseOnReturn() {
+      if (armed) ReleaseStopSignals(before);
+    }
+  } release{signal_mask_before};
   group.stop_flag = &control.stop;
   group.grace = options.grace;
   group.tick_interval = std::chrono::milliseconds(500);
@@ -244,6 +264,7 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
   };
 
   TrainResult result;
+  release.armed = true;  // RunProcessGroup leaves them blocked, even on throw.
   result.report = RunProcessGroup(group, [&](int idx) {
     ProfileScope profile(options.profile, outdir, std::to_string(idx));
     TimerFileScope timers(outdir, idx);

@@ -217,10 +217,15 @@ class Worker {
         terminal[j] = r.terminated;
         ended[j] = r.Done() || Cut(len[j]);
       }
+      // Asked to stop (another worker failed, or a signal): leave at once,
+      // as the reference's workers do: no last update, no episode counted,
+      // no evaluation; the parent saves <t>_except/ from the shared state.
+      if (control_.stop.load(std::memory_order_relaxed) != 0) return;
       const int64_t last_t = first + active - 1;
-      const bool stop_now = last_t >= options_.steps ||
-                            control_.training_done.load() != 0 ||
-                            control_.stop.load() != 0;
+      // The budget is spent or an evaluation succeeded: end every episode
+      // here, learning from what the rows collected.
+      const bool stop_now =
+          last_t >= options_.steps || control_.training_done.load() != 0;
       int64_t next_active = 0;
       const int64_t next_first =
           stop_now ? 0 : ClaimSteps(control_, options_.steps, k, &next_active);

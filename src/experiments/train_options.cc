@@ -59,8 +59,8 @@ FlagSpecs TrainOptions::Flags() {
       {"processes", "worker processes", &processes},
       {"steps", "global steps to train", &steps},
       {"step-offset",
-       "start the global step counter here (with --load, as the reference's "
-       "step_offset)",
+       "start the global step counter and the evaluation schedule here "
+       "(with --load; the reference's step_offset)",
        &step_offset},
       {"envs-per-process", "environments each worker steps as a batch",
        &envs_per_process},

@@ -43,8 +43,11 @@ struct TrainOptions {
   // the evaluation schedule and the best score start fresh, as the
   // reference's --load.
   std::string load;
-  // The global step counter starts here (the reference's step_offset);
-  // < steps. Not with `resume`.
+  // The global step counter starts here, and the evaluation schedule at
+  // this rounded down to eval_interval (the reference's step_offset, whose
+  // evaluator does the same; its asynchronous trainer leaves the counter at
+  // 0, its synchronous one starts it here as we do); < steps. Not with
+  // `resume`.
   int64_t step_offset = 0;
   // Continue the run of this checkpoint directory exactly ("" = no): agent,
   // step and episode counters, best score, evaluation schedule, elapsed

@@ -226,8 +226,30 @@ GroupReport RunProcessGroup(const ProcessGroupOptions& options,
       next_tick = Clock::now() + options.tick_interval;
     }
   }
-  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  sigset_t restore = old_mask;
+  if (options.keep_stop_signals_blocked) {
+    sigaddset(&restore, SIGINT);
+    sigaddset(&restore, SIGTERM);
+  }
+  pthread_sigmask(SIG_SETMASK, &restore, nullptr);
   return report;
+}
+
+void ReleaseStopSignals(const sigset_t& before) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  const timespec zero{0, 0};
+  // Each call takes one pending signal; there are at most two kinds.
+  for (int i = 0; i < 2 && sigtimedwait(&stop, nullptr, &zero) > 0; ++i) {
+  }
+  sigset_t unblock;
+  sigemptyset(&unblock);
+  for (int sig : {SIGINT, SIGTERM}) {
+    if (sigismember(&before, sig) == 0) sigaddset(&unblock, sig);
+  }
+  pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
 }
 
 }  // namespace asyncrl

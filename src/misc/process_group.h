@@ -5,6 +5,7 @@
 #ifndef ASYNCRL_MISC_PROCESS_GROUP_H_
 #define ASYNCRL_MISC_PROCESS_GROUP_H_
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -53,6 +54,11 @@ struct ProcessGroupOptions {
   // Called in the parent about every `tick_interval` while workers run.
   std::function<void()> on_tick;
   std::chrono::milliseconds tick_interval{1000};
+  // On return, keep SIGINT and SIGTERM blocked in the parent (their other
+  // state restored), so that a late signal (a second Ctrl-C just as the
+  // workers end) cannot kill the parent while it saves what the stop needs.
+  // The caller then calls ReleaseStopSignals().
+  bool keep_stop_signals_blocked = false;
 };
 
 // Forks `num_workers` processes running fn(process_idx) and waits for all.
@@ -64,6 +70,12 @@ struct ProcessGroupOptions {
 // Must be called from a single-threaded parent.
 GroupReport RunProcessGroup(const ProcessGroupOptions& options,
                             const std::function<void(int)>& fn);
+
+// After RunProcessGroup with keep_stop_signals_blocked: discards SIGINT and
+// SIGTERM that arrived since (the stop they ask for is already done) and
+// unblocks them unless they were blocked before, as recorded in `before`
+// (the mask when RunProcessGroup was called).
+void ReleaseStopSignals(const sigset_t& before);
 
 // "SIGSEGV" for SIGSEGV, "signal 77" for an unknown number.
 std::string SignalName(int signal);

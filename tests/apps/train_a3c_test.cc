@@ -476,6 +476,16 @@ TEST(CustomAgentExampleTest, TrainsCartPoleToTheSuccessfulScore) {
   EXPECT_EQ(bad_noise.output,
             "hill_climbing: --noise=0 is invalid; accepted: a finite number "
             "> 0\n");
+  // A single-environment agent cannot step a batch: exit 2, nothing made.
+  const fs::path batch_dir = dir.path() / "batch";
+  const ProcessRun batch =
+      Exec(CUSTOM_AGENT_EXAMPLE_BIN,
+           "--envs-per-process 2 --quiet --outdir " + batch_dir.string());
+  EXPECT_EQ(batch.status, 2) << batch.output;
+  EXPECT_EQ(batch.output,
+            "hill_climbing: --envs-per-process=2 is invalid; accepted: 1 "
+            "(agent type 'hill-climbing' does not act on batches)\n");
+  EXPECT_FALSE(fs::exists(batch_dir));
   // An agent that refuses the environment: exit 2, one line, nothing made.
   const fs::path wrong_dir = dir.path() / "wrong";
   const ProcessRun wrong_env = Exec(
