@@ -8,6 +8,8 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 #include "asyncrl/envs/fault_injection.h"
 #include "asyncrl/experiments/evaluator.h"
@@ -21,6 +23,7 @@ namespace fs = std::filesystem;
 using testing::PlainEnv;
 using testing::ReadLines;
 using testing::SmallA3C;
+using testing::SmallA3COptions;
 using testing::Split;
 using testing::TempDir;
 
@@ -252,6 +255,48 @@ TEST_F(TrainAgentAsyncTest, LoadTakesTheAgentAndStartsCountersFresh) {
     EXPECT_EQ(finish.parameters(i).data(), saved.parameters(i).data())
         << saved.parameters(i).name();
   }
+}
+
+// --load restores the optimizer statistics too: RMSprop's ms' = alpha * ms +
+// (1 - alpha) * g^2 >= alpha * ms, so after at most 10 updates every
+// statistic is still >= alpha^10 of the loaded one; fresh statistics (zeros)
+// would be far below it.
+TEST_F(TrainAgentAsyncTest, LoadRestoresTheOptimizerStatistics) {
+  TrainOptions first = Options(1, 2000);
+  ASSERT_EQ(
+      TrainAgentAsync(first, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"))
+          .exit_code,
+      0);
+  const proto::Checkpoint saved =
+      LoadCheckpointDir(Path("2000_finish").string());
+  TempDir second_dir("load_optimizer");
+  TrainOptions second = Options(1, 10);
+  second.outdir = second_dir.str();
+  second.load = Path("2000_finish").string();
+  ASSERT_EQ(
+      TrainAgentAsync(second, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"))
+          .exit_code,
+      0);
+  const proto::Checkpoint finish =
+      LoadCheckpointDir((second_dir.path() / "10_finish").string());
+  ASSERT_EQ(finish.optimizer_state_size(), saved.optimizer_state_size());
+  const double bound = std::pow(SmallA3COptions().optimizer.alpha, 10);
+  double saved_sum = 0;
+  for (int t = 0; t < saved.optimizer_state_size(); ++t) {
+    const std::string& before = saved.optimizer_state(t).data();
+    const std::string& after = finish.optimizer_state(t).data();
+    ASSERT_EQ(before.size(), after.size());
+    std::vector<float> ms0(before.size() / sizeof(float));
+    std::vector<float> ms1(ms0.size());
+    std::memcpy(ms0.data(), before.data(), before.size());
+    std::memcpy(ms1.data(), after.data(), after.size());
+    for (size_t i = 0; i < ms0.size(); ++i) {
+      saved_sum += ms0[i];
+      ASSERT_GE(ms1[i], bound * ms0[i] * (1 - 1e-5))
+          << saved.optimizer_state(t).name() << "[" << i << "]";
+    }
+  }
+  EXPECT_GT(saved_sum, 0.0);
 }
 
 TEST_F(TrainAgentAsyncTest, StepOffsetStartsTheCounterAndTheSchedule) {
