@@ -25,23 +25,6 @@
 namespace asyncrl {
 namespace po = boost::program_options;
 
-namespace {
-
-template <typename T>
-std::string Str(const T& v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-
-// A value with its default, shown in --help as written ("0.99", not
-// boost's round-trip "0.98999999999999999").
-template <typename T>
-po::typed_value<T>* Value(T* target,
-                          const std::common_type_t<T>& default_value) {
-  return po::value(target)->default_value(default_value, Str(default_value));
-}
-
 // The flag that fills an options field: t_max -> t-max, with the few
 // flags that keep the reference's names.
 std::string FlagName(const std::string& field) {
@@ -54,6 +37,17 @@ std::string FlagName(const std::string& field) {
   std::string flag = field;
   std::replace(flag.begin(), flag.end(), '_', '-');
   return flag;
+}
+
+namespace {
+
+// A value with its default, shown in --help as written ("0.99", not
+// boost's round-trip "0.98999999999999999").
+template <typename T>
+po::typed_value<T>* Value(T* target,
+                          const std::common_type_t<T>& default_value) {
+  return po::value(target)->default_value(default_value,
+                                          FormatValue(default_value));
 }
 
 // Declares `flags` (misc/flag_spec.h) in `desc`, each with its field's
@@ -195,14 +189,15 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
   A3COptions& a = f.agent;
   const bool runs_given = vm.count("eval-n-runs") > 0;
   const bool steps_given = vm.count("eval-n-steps") > 0;
-  Require(!(runs_given && steps_given), "eval-n-steps", Str(eval_n_steps),
+  Require(!(runs_given && steps_given), "eval-n-steps",
+          FormatValue(eval_n_steps),
           "not together with --eval-n-runs (give one of them)");
   if (steps_given) {
-    Require(eval_n_steps >= 1, "eval-n-steps", Str(eval_n_steps),
+    Require(eval_n_steps >= 1, "eval-n-steps", FormatValue(eval_n_steps),
             "an integer >= 1");
     t.eval_n_steps = eval_n_steps;
   } else {
-    Require(eval_n_runs >= 1, "eval-n-runs", Str(eval_n_runs),
+    Require(eval_n_runs >= 1, "eval-n-runs", FormatValue(eval_n_runs),
             "an integer >= 1");
     t.eval_n_episodes = eval_n_runs;
   }
@@ -281,11 +276,11 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
     if (any.type() == typeid(std::string)) {
       text = boost::any_cast<std::string>(any);
     } else if (any.type() == typeid(int)) {
-      text = Str(boost::any_cast<int>(any));
+      text = FormatValue(boost::any_cast<int>(any));
     } else if (any.type() == typeid(int64_t)) {
-      text = Str(boost::any_cast<int64_t>(any));
+      text = FormatValue(boost::any_cast<int64_t>(any));
     } else if (any.type() == typeid(double)) {
-      text = Str(boost::any_cast<double>(any));
+      text = FormatValue(boost::any_cast<double>(any));
     } else if (any.type() == typeid(bool)) {
       text = boost::any_cast<bool>(any) ? "true" : "false";
     }
@@ -293,13 +288,13 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
   }
   if (!runs_given && !steps_given) f.resolved["eval-n-runs"] = "10";
   if (vm.count("reward-scale-factor") == 0) {
-    f.resolved["reward-scale-factor"] = Str(f.reward_scale_factor);
+    f.resolved["reward-scale-factor"] = FormatValue(f.reward_scale_factor);
   }
   // args.json and checkpoints record the network actually built.
   if (f.arch == "auto" && !auto_arch.empty()) f.arch = auto_arch;
   f.resolved["arch"] = f.arch;
-  f.resolved["lr"] = Str(a.optimizer.lr);
-  f.resolved["rmsprop-epsilon"] = Str(a.optimizer.eps);
+  f.resolved["lr"] = FormatValue(a.optimizer.lr);
+  f.resolved["rmsprop-epsilon"] = FormatValue(a.optimizer.eps);
   if (!f.resume.empty()) {
     std::vector<std::string> changes;
     for (const auto& key : f.resume_changes) {
@@ -324,8 +319,8 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
       throw FlagError("--resume=" + f.resume + " is invalid: " + e.what());
     }
     f.resume_step = checkpoint.global_step();
-    Require(f.resume_step < t.steps, "steps", Str(t.steps),
-            "more than the checkpoint's step " + Str(f.resume_step));
+    Require(f.resume_step < t.steps, "steps", FormatValue(t.steps),
+            "more than the checkpoint's step " + FormatValue(f.resume_step));
     t.resume = f.resume;
   }
   t.config = f.resolved;
@@ -448,7 +443,7 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
     if (vm.count("resume")) {
       if (vm.count("step-offset") && !vm["step-offset"].defaulted()) {
         throw FlagError(
-            "--step-offset=" + Str(vm["step-offset"].as<int64_t>()) +
+            "--step-offset=" + FormatValue(vm["step-offset"].as<int64_t>()) +
             " is invalid; accepted: not together with --resume (it continues "
             "at the checkpoint's step)");
       }

@@ -70,6 +70,11 @@ struct FlagContext {
   FlagSpecs program_flags;
 };
 
+// The flag that fills an options field, as InvalidOption names it: t_max ->
+// t-max, plus the few flags that keep the reference's names
+// (eval_n_episodes -> eval-n-runs).
+std::string FlagName(const std::string& field);
+
 // Parses and validates argv (and --config FILE). Checks everything that can
 // be checked without side effects: ranges, conflicts, environment and arch
 // names, the --load directory. Creates nothing. Throws FlagError.

@@ -1,6 +1,5 @@
 #include "asyncrl/experiments/run_trainer.h"
 
-#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -125,8 +124,7 @@ class TrainerRun {
       try {
         probe = AgentFactory(obs, act)(0);
       } catch (const InvalidOption& e) {
-        std::string field = e.field();
-        std::replace(field.begin(), field.end(), '_', '-');
+        const std::string field = FlagName(e.field());
         for (const FlagSpec& flag : plugins_.flags) {
           if (flag.name == field) {
             throw FlagError("--" + field + "=" + e.value() +
