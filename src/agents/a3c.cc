@@ -29,7 +29,57 @@ void A3COptions::Validate() const {
           "average_value_decay", average_value_decay, "a number in [0, 1]");
   Require(average_entropy_decay >= 0 && average_entropy_decay <= 1,
           "average_entropy_decay", average_entropy_decay, "a number in [0, 1]");
+  const PolicyTarget policy = PolicyTargetKind();
+  ValueTargetKind();
+  Require(lambda >= 0 && lambda <= 1, "lambda", lambda, "a number in [0, 1]");
+  Require(std::isfinite(vtrace_rho_bar) && vtrace_rho_bar > 0, "vtrace_rho_bar",
+          vtrace_rho_bar, "a finite number > 0");
+  // IMPALA's analysis assumes c_bar <= rho_bar.
+  Require(
+      std::isfinite(vtrace_c_bar) && vtrace_c_bar > 0 &&
+          vtrace_c_bar <= vtrace_rho_bar,
+      "vtrace_c_bar", vtrace_c_bar,
+      "a number in (0, vtrace_rho_bar=" + FormatValue(vtrace_rho_bar) + "]");
+  Require(!fresh_params || CorrectsOffPolicy(policy), "fresh_params",
+          fresh_params,
+          std::string("false with policy_target=") + TargetName(policy) +
+              " (refreshed parameters make the rollout off-policy; only "
+              "policy_target vtrace or upgo corrects for it)");
   optimizer.Validate();
+}
+
+PolicyTarget A3COptions::PolicyTargetKind() const {
+  return ParsePolicyTarget(policy_target, "policy_target");
+}
+
+ValueTarget A3COptions::ValueTargetKind() const {
+  if (value_target == "auto") return PairedValueTarget(PolicyTargetKind());
+  try {
+    return ParseValueTarget(value_target, "value_target");
+  } catch (const InvalidOption& e) {
+    throw InvalidOption(e.field(), e.value(), "auto, " + e.accepted());
+  }
+}
+
+void WindowStat::Add(double value) {
+  if (values_.size() < capacity_) {
+    values_.push_back(value);
+  } else {
+    values_[next_] = value;
+  }
+  next_ = (next_ + 1) % capacity_;
+}
+
+double WindowStat::Mean() const {
+  if (values_.empty()) return 0.0;
+  double sum = 0.0;
+  for (double v : values_) sum += v;
+  return sum / static_cast<double>(values_.size());
+}
+
+double WindowStat::Max() const {
+  return values_.empty() ? 0.0
+                         : *std::max_element(values_.begin(), values_.end());
 }
 
 FlagSpecs A3COptions::Flags() {
@@ -39,7 +89,32 @@ FlagSpecs A3COptions::Flags() {
       {"gamma", "discount factor", &gamma},
       {"max-grad-norm",
        "clip gradients to this global L2 norm (<= 0 or inf: no clipping)",
-       &max_grad_norm}};
+       &max_grad_norm},
+      {"policy-target",
+       "what multiplies log pi in the policy loss: nstep (the reference's "
+       "n-step advantage), gae (GAE(lambda)), vtrace (IMPALA's V-trace), "
+       "upgo (HandyRL's UPGO)",
+       &policy_target},
+      {"value-target",
+       "what the value regresses to: nstep, td-lambda, vtrace, or auto (nstep "
+       "for nstep, vtrace for vtrace, td-lambda for gae and upgo)",
+       &value_target},
+      {"lambda", "lambda of gae, td-lambda, vtrace and upgo, in [0, 1]",
+       &lambda},
+      {"vtrace-rho-bar",
+       "truncation of the importance ratios (vtrace, upgo), > 0",
+       &vtrace_rho_bar},
+      {"vtrace-c-bar",
+       "truncation of V-trace's traces, in (0, --vtrace-rho-bar]",
+       &vtrace_c_bar},
+      {"normalize-advantages",
+       "normalise each update's advantages to mean 0 and standard deviation 1",
+       &normalize_advantages},
+      {"fresh-params",
+       "refresh the worker's parameters from the shared ones just before "
+       "each update, so the gradient is taken at the parameters it is "
+       "applied to (needs --policy-target vtrace or upgo)",
+       &fresh_params}};
   for (FlagSpec& flag : optimizer.Flags()) flags.push_back(std::move(flag));
   return flags;
 }
@@ -55,6 +130,8 @@ A3C::A3C(std::shared_ptr<ActorCriticModel> model,
       action_size_(action_space.FlatSize()),
       rng_(options.seed) {
   options_.Validate();
+  policy_target_ = options_.PolicyTargetKind();
+  value_target_ = options_.ValueTargetKind();
   if (!model_) throw std::invalid_argument("A3C: model is null");
   const bool categorical = model_->Kind() == PolicyKind::kCategorical;
   if (categorical != action_space.IsDiscrete()) {
@@ -84,6 +161,7 @@ void A3C::BindShared(SharedBuffers buffers, bool initialize) {
   }
   shared_params_ = buffers.params;
   shared_ms_ = buffers.optimizer;
+  counters_ = buffers.counters != nullptr ? buffers.counters : &owned_counters_;
   owned_params_ = {};
   owned_ms_ = {};
   RefreshLocal();
@@ -119,12 +197,14 @@ void A3C::ChooseActions(FloatView obs, int64_t k, bool deterministic,
   actions_.resize(k);
   std::vector<double>& entropies = scratch_entropies_;
   entropies.resize(k);
+  scratch_log_probs_.resize(k);
+  double* log_probs = record ? scratch_log_probs_.data() : nullptr;
   if (model_->Kind() == PolicyKind::kCategorical) {
     const auto logits = out.logits.contiguous();
     scratch_indices_.resize(k);
     Categorical::Sample(logits.data_ptr<float>(), k, action_space_.n,
                         deterministic, rng_, scratch_indices_.data(),
-                        entropies.data(), &scratch_probs_);
+                        entropies.data(), &scratch_probs_, log_probs);
     for (int64_t r = 0; r < k; ++r) {
       actions_[r] = Action::Discrete(scratch_indices_[r]);
     }
@@ -139,7 +219,8 @@ void A3C::ChooseActions(FloatView obs, int64_t k, bool deterministic,
     std::vector<float>& samples = scratch_samples_;
     samples.resize(k * d);
     Gaussian::Sample(mean.data_ptr<float>(), log_std.data_ptr<float>(), k, d,
-                     deterministic, rng_, samples.data(), entropies.data());
+                     deterministic, rng_, samples.data(), entropies.data(),
+                     log_probs);
     // The rollout keeps the sample; the environment gets it clipped into
     // its bounds.
     if (record) {
@@ -158,6 +239,8 @@ void A3C::ChooseActions(FloatView obs, int64_t k, bool deterministic,
   }
   if (!record) return;
   rollout_.obs.insert(rollout_.obs.end(), obs.data, obs.data + obs.size);
+  rollout_.behaviour_log_probs.insert(rollout_.behaviour_log_probs.end(),
+                                      log_probs, log_probs + k);
   rollout_.rewards.resize(rollout_.rewards.size() + k, 0.0f);
   rollout_.next.resize(rollout_.next.size() + k, Rollout::kContinue);
   for (int64_t r = 0; r < k; ++r) {
@@ -182,6 +265,7 @@ const std::vector<Action>& A3C::BatchActAndTrain(FloatView obs,
     // for feed-forward models.
     train_state_.resize(static_cast<size_t>(batch_size * state_size_), 0.0f);
     rollout_.initial_state = train_state_;
+    rollout_start_updates_ = counters_->updates.load(std::memory_order_relaxed);
   } else if (batch_size != rollout_.batch) {
     throw std::invalid_argument(
         "A3C: batch size changed from " + std::to_string(rollout_.batch) +
@@ -246,20 +330,23 @@ void A3C::StopEpisodeAndTrain(FloatView obs, double reward, bool terminal) {
 A3C::Losses A3C::ComputeLosses() {
   const int64_t n = rollout_.rows();
   ASYNCRL_CHECK_GT(n, 0);
+  ASYNCRL_CHECK_EQ(static_cast<int64_t>(rollout_.behaviour_log_probs.size()),
+                   n);
+  // --fresh-params: the gradient is taken at the shared parameters as they
+  // are now; the rollout was acted with older ones, which the importance
+  // ratios below account for. Otherwise the local copy is the one that
+  // acted, and the rollout is on-policy by construction (ratios are 1).
+  const bool off_policy = options_.fresh_params;
+  if (off_policy) {
+    ScopedTimer refresh("refresh");
+    RefreshLocal();
+  }
   const UnrollOutput unrolled =
       model_->Unroll(MakeUnrollInput(rollout_, obs_size_));
   const ModelOutput& out = unrolled.output;
   const torch::Tensor boot = unrolled.bootstrap_values.contiguous();
-
-  A3CUpdateInfo& info = last_update_;
-  info.returns =
-      NStepReturns(rollout_, {boot.data_ptr<float>(), rollout_.num_bootstrap},
-                   options_.gamma);
-  const auto returns = torch::from_blob(info.returns.data(), {n});
   const torch::Tensor& v = out.value;
-  const auto advantages = (returns - v.detach()).contiguous();
-  info.advantages.assign(advantages.data_ptr<float>(),
-                         advantages.data_ptr<float>() + n);
+  const torch::Tensor values = v.detach().contiguous();
 
   const PolicyKind kind = model_->Kind();
   const torch::Tensor actions =
@@ -267,10 +354,42 @@ A3C::Losses A3C::ComputeLosses() {
           ? torch::from_blob(rollout_.actions.data(), {n}, torch::kInt64)
           : torch::from_blob(rollout_.cont_actions.data(), {n, action_size_});
   const PolicyTerms policy = EvaluateActions(kind, out, actions);
+
+  A3CUpdateInfo& info = last_update_;
+  info.log_ratios.clear();
+  if (off_policy) {
+    const torch::Tensor log_pi = policy.log_prob.detach().contiguous();
+    const float* lp = log_pi.data_ptr<float>();
+    info.log_ratios.resize(n);
+    for (int64_t i = 0; i < n; ++i) {
+      info.log_ratios[i] = lp[i] - rollout_.behaviour_log_probs[i];
+    }
+  }
+  const TargetInputs inputs{
+      rollout_,
+      {values.data_ptr<float>(), n},
+      {boot.data_ptr<float>(), rollout_.num_bootstrap},
+      {info.log_ratios.data(), static_cast<int64_t>(info.log_ratios.size())}};
+  TargetParams params;
+  params.gamma = options_.gamma;
+  params.lambda = options_.lambda;
+  params.rho_bar = options_.vtrace_rho_bar;
+  params.c_bar = options_.vtrace_c_bar;
+  Targets targets =
+      ComputeTargets(policy_target_, value_target_, inputs, params);
+  if (options_.normalize_advantages) NormalizeAdvantages(&targets.advantages);
+  info.returns = std::move(targets.value_targets);
+  info.advantages = std::move(targets.advantages);
+  info.mean_ratio = targets.mean_ratio;
+  info.clipped_fraction = targets.clipped_fraction;
+  const auto returns = torch::from_blob(info.returns.data(), {n});
+  const auto advantages = torch::from_blob(info.advantages.data(), {n});
+
   Losses losses;
   losses.pi_loss = -(policy.log_prob * advantages).sum() -
                    options_.beta * policy.entropy.sum();
   losses.v_loss = (v - returns).pow(2).sum() / 2;
+  info.entropy = policy.entropy.detach().mean().item<double>();
   return losses;
 }
 
@@ -324,13 +443,40 @@ void A3C::Update() {
     RmspropStepAndCopy(options_.optimizer, scale, grads, shared_params_,
                        shared_ms_, local_->params_data(), n);
   }
+  // Every update applied to the shared parameters since this rollout's
+  // first action, other than this one, is its policy lag.
+  const int64_t before =
+      counters_->updates.fetch_add(1, std::memory_order_relaxed);
+  A3CUpdateInfo& info = last_update_;
+  info.policy_lag = std::max<int64_t>(0, before - rollout_start_updates_);
+  counters_->policy_lag_sum.fetch_add(info.policy_lag,
+                                      std::memory_order_relaxed);
+  const auto rows = static_cast<double>(rollout_.rows());
+  // Per row; the policy loss without the entropy bonus.
+  pi_loss_stat_.Add(info.pi_loss / rows + options_.beta * info.entropy);
+  v_loss_stat_.Add(info.v_loss / rows);
+  entropy_stat_.Add(info.entropy);
+  grad_norm_stat_.Add(info.grad_norm);
+  lag_stat_.Add(static_cast<double>(info.policy_lag));
+  ratio_stat_.Add(info.mean_ratio);
+  clipped_stat_.Add(info.clipped_fraction);
   rollout_.Clear();
   ++num_updates_;
 }
 
 std::vector<Statistic> A3C::Statistics() const {
+  // The reference's two first (scores.txt's columns keep its order), then
+  // the update's terms over the last 100 updates.
   return {{"average_value", average_value_},
-          {"average_entropy", average_entropy_}};
+          {"average_entropy", average_entropy_},
+          {"policy_loss", pi_loss_stat_.Mean()},
+          {"value_loss", v_loss_stat_.Mean()},
+          {"entropy", entropy_stat_.Mean()},
+          {"grad_norm", grad_norm_stat_.Mean()},
+          {"policy_lag", lag_stat_.Mean()},
+          {"policy_lag_max", lag_stat_.Max()},
+          {"importance_ratio", ratio_stat_.Mean()},
+          {"ratio_clipped", clipped_stat_.Mean()}};
 }
 
 void A3C::SaveTo(proto::Checkpoint* checkpoint) const {

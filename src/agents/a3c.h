@@ -10,7 +10,8 @@
 // autograd (ActorCriticModel::Unroll: one batched forward pass for
 // feed-forward models, the recurrent core step by step from the state
 // stored at the rollout's start for recurrent ones), computes n-step
-// returns (agents/targets.h), the loss, clips and applies the shared step.
+// targets (agents/targets.h: n-step returns by default, or GAE(lambda),
+// V-trace, UPGO), the loss, clips and applies the shared step.
 // A recurrent model's state is carried across steps, one row per
 // environment, reset at episode ends and kept out of the graph between
 // updates (it is stored as plain floats); feed-forward models have a state
@@ -29,6 +30,7 @@
 #include "asyncrl/agents/models.h"
 #include "asyncrl/agents/rollout.h"
 #include "asyncrl/agents/shared_rmsprop.h"
+#include "asyncrl/agents/targets.h"
 
 namespace asyncrl {
 
@@ -44,8 +46,25 @@ struct A3COptions {
   double max_grad_norm = 40.0;           // Global L2 clip; <= 0 disables.
   double average_value_decay = 0.999;
   double average_entropy_decay = 0.999;
+  // Targets (agents/targets.h): the policy's advantage and the value's
+  // regression target; value_target "auto" pairs it with policy_target.
+  std::string policy_target = "nstep";  // nstep, gae, vtrace, upgo.
+  std::string value_target = "auto";    // auto, nstep, td-lambda, vtrace.
+  double lambda = 0.95;                 // [0, 1]; gae, td-lambda, vtrace, upgo.
+  double vtrace_rho_bar = 1.0;          // > 0: ratio truncation.
+  double vtrace_c_bar = 1.0;          // (0, vtrace_rho_bar]: trace truncation.
+  bool normalize_advantages = false;  // Per update, over its rows.
+  // Refresh the local copy from the shared parameters just before an
+  // update's recompute: the gradient is taken at the parameters it is
+  // applied to, and the rollout (acted with older ones) is corrected by the
+  // importance ratios; needs a policy target that corrects (vtrace, upgo).
+  bool fresh_params = false;
   RmspropOptions optimizer;
   uint64_t seed = 0;  // Action sampling.
+
+  // The targets the options name, "auto" resolved.
+  PolicyTarget PolicyTargetKind() const;
+  ValueTarget ValueTargetKind() const;
 
   // Throws InvalidOption (misc/validate.h) naming the field, value and what
   // is accepted.
@@ -57,11 +76,34 @@ struct A3COptions {
 // What the last update computed (rows in step-major order: row
 // step * K + k), for logs and tests of the update math.
 struct A3CUpdateInfo {
-  std::vector<float> returns;     // R per rollout row.
-  std::vector<float> advantages;  // R - V per rollout row.
+  std::vector<float> returns;     // The value target per rollout row.
+  std::vector<float> advantages;  // The policy's advantage per row (after
+                                  // normalisation, if asked for).
+  std::vector<float> log_ratios;  // log pi - log mu per row; empty when the
+                                  // rollout is on-policy by construction.
   double pi_loss = 0;             // Before coefficients and scalings.
   double v_loss = 0;
-  double grad_norm = 0;  // Global L2 norm before clipping.
+  double entropy = 0;       // Mean policy entropy over the rows.
+  double grad_norm = 0;     // Global L2 norm before clipping.
+  double mean_ratio = 1.0;  // Importance ratios (agents/targets.h).
+  double clipped_fraction = 0.0;
+  // Shared-parameter updates (any worker's) between the rollout's first
+  // action and this update.
+  int64_t policy_lag = 0;
+};
+
+// Means (and a maximum) over the last `capacity` values added.
+class WindowStat {
+ public:
+  explicit WindowStat(size_t capacity = 100) : capacity_(capacity) {}
+  void Add(double value);
+  double Mean() const;
+  double Max() const;
+
+ private:
+  size_t capacity_;
+  size_t next_ = 0;
+  std::vector<double> values_;
 };
 
 class A3C : public BatchAgent, public LearningRateControl {
@@ -133,8 +175,11 @@ class A3C : public BatchAgent, public LearningRateControl {
   // Shared state: the trainer's region once bound, else owned storage.
   std::vector<float> owned_params_;
   std::vector<float> owned_ms_;
+  SharedCounters owned_counters_;
   float* shared_params_ = nullptr;
   float* shared_ms_ = nullptr;
+  SharedCounters* counters_ = &owned_counters_;
+  int64_t rollout_start_updates_ = 0;  // counters_->updates at its start.
 
   Rollout rollout_;
   std::vector<Action> actions_;        // Returned to the caller.
@@ -143,11 +188,17 @@ class A3C : public BatchAgent, public LearningRateControl {
   std::vector<int64_t> scratch_indices_;
   std::vector<float> scratch_samples_;
   std::vector<double> scratch_entropies_;
+  std::vector<double> scratch_log_probs_;
+  PolicyTarget policy_target_;
+  ValueTarget value_target_;
   std::mt19937_64 rng_;
   double average_value_ = 0.0;
   double average_entropy_ = 0.0;
   int64_t num_updates_ = 0;
   A3CUpdateInfo last_update_;
+  // Over the last 100 updates, for Statistics().
+  WindowStat pi_loss_stat_, v_loss_stat_, entropy_stat_, grad_norm_stat_;
+  WindowStat lag_stat_, ratio_stat_, clipped_stat_;
 };
 
 }  // namespace asyncrl

@@ -5,6 +5,7 @@
 #ifndef ASYNCRL_AGENTS_AGENT_H_
 #define ASYNCRL_AGENTS_AGENT_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,10 +27,23 @@ struct SharedStateSizes {
   int64_t optimizer = 0;
 };
 
-// Shared buffers of SharedStateSizes' sizes; owned by the trainer's region.
+// Counters every worker's agent updates (lock-free, so they work across
+// processes): the number of updates applied to the shared parameters, and
+// the sum of the policy lags of those updates (for each, the updates other
+// workers applied between its rollout's first action and its own).
+struct SharedCounters {
+  alignas(64) std::atomic<int64_t> updates{0};
+  std::atomic<int64_t> policy_lag_sum{0};
+};
+static_assert(std::atomic<int64_t>::is_always_lock_free,
+              "64-bit atomics must be lock-free to be shared across processes");
+
+// Shared buffers of SharedStateSizes' sizes and the counters; owned by the
+// trainer's region. `counters` may be null: the agent keeps its own.
 struct SharedBuffers {
   float* params = nullptr;
   float* optimizer = nullptr;
+  SharedCounters* counters = nullptr;
 };
 
 // One agent per process; not thread-safe. Returned actions (and the float

@@ -30,7 +30,7 @@ torch::Tensor Categorical::Entropy() const {
 void Categorical::Sample(const float* logits, int64_t rows, int64_t n,
                          bool deterministic, std::mt19937_64& rng,
                          int64_t* actions, double* entropies,
-                         std::vector<double>* scratch) {
+                         std::vector<double>* scratch, double* log_probs) {
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
   std::vector<double>& probs = *scratch;
   probs.resize(n);
@@ -65,6 +65,7 @@ void Categorical::Sample(const float* logits, int64_t rows, int64_t n,
     }
     actions[r] = action;
     entropies[r] = entropy;
+    if (log_probs != nullptr) log_probs[r] = l[action] - max - log_sum;
   }
 }
 
@@ -82,13 +83,14 @@ torch::Tensor Gaussian::Entropy() const {
 
 void Gaussian::Sample(const float* mean, const float* log_std, int64_t rows,
                       int64_t d, bool deterministic, std::mt19937_64& rng,
-                      float* actions, double* entropies) {
+                      float* actions, double* entropies, double* log_probs) {
   // One distribution for the whole call: libstdc++'s normal draws in pairs
   // and keeps the second for the next call, so this fixes the draws a seed
   // gives.
   std::normal_distribution<double> normal(0.0, 1.0);
   for (int64_t r = 0; r < rows; ++r) {
     double entropy = 0;
+    double log_prob = 0;
     for (int64_t j = 0; j < d; ++j) {
       const int64_t i = r * d + j;
       const double a = deterministic
@@ -96,8 +98,12 @@ void Gaussian::Sample(const float* mean, const float* log_std, int64_t rows,
                            : mean[i] + std::exp(log_std[i]) * normal(rng);
       actions[i] = static_cast<float>(a);
       entropy += GaussianEntropyPerDim<double>(log_std[i]);
+      // Of the float the rollout keeps, as LogProb() reads it.
+      const double z = (double{actions[i]} - mean[i]) * std::exp(-log_std[i]);
+      log_prob += -0.5 * z * z - log_std[i] - 0.5 * kLog2Pi;
     }
     entropies[r] = entropy;
+    if (log_probs != nullptr) log_probs[r] = log_prob;
   }
 }
 

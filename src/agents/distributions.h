@@ -45,11 +45,14 @@ class Categorical {
   // Acting: for each of `rows` rows of `n` logits (row-major), the action
   // (argmax of the probabilities, first on ties, when `deterministic`;
   // otherwise inverse-CDF of one uniform draw from `rng`) into
-  // actions[row] and the entropy, in double, into entropies[row].
+  // actions[row] and the entropy, in double, into entropies[row]; if
+  // `log_probs` is not null, log pi(action) into log_probs[row] (the
+  // behaviour log-probability an off-policy target needs).
   // `scratch` is reused storage of the caller.
   static void Sample(const float* logits, int64_t rows, int64_t n,
                      bool deterministic, std::mt19937_64& rng, int64_t* actions,
-                     double* entropies, std::vector<double>* scratch);
+                     double* entropies, std::vector<double>* scratch,
+                     double* log_probs = nullptr);
 
  private:
   torch::Tensor log_p_;  // [N, A]: log_softmax of the logits, computed once.
@@ -68,10 +71,13 @@ class Gaussian {
 
   // Acting: for each of `rows` rows of `d` dimensions, mean + exp(log_std) *
   // normal (the mean when `deterministic`) into actions[row * d + j], not
-  // clipped to any bounds, and the entropy into entropies[row].
+  // clipped to any bounds, and the entropy into entropies[row]; if
+  // `log_probs` is not null, the log density of the float action stored
+  // into log_probs[row].
   static void Sample(const float* mean, const float* log_std, int64_t rows,
                      int64_t d, bool deterministic, std::mt19937_64& rng,
-                     float* actions, double* entropies);
+                     float* actions, double* entropies,
+                     double* log_probs = nullptr);
 
  private:
   torch::Tensor mean_;

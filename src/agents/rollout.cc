@@ -24,6 +24,7 @@ void Rollout::Clear() {
   actions.clear();
   cont_actions.clear();
   rewards.clear();
+  behaviour_log_probs.clear();
   next.clear();
   bootstrap_obs.clear();
 }

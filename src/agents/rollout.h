@@ -25,6 +25,9 @@ struct Rollout {
   std::vector<int64_t> actions;     // Discrete: [T * K].
   std::vector<float> cont_actions;  // Box: [T * K, action_size].
   std::vector<float> rewards;       // [T * K].
+  // log mu(a): the log-probability of each action under the parameters
+  // that chose it (the behaviour policy), [T * K].
+  std::vector<float> behaviour_log_probs;
   // After row i: kContinue, kTerminal, or an index into bootstrap_obs when
   // the row's sequence stops without a terminal state (a time limit, or the
   // end of the rollout): its return continues with V(that observation).

@@ -48,6 +48,17 @@ std::string Progress::Line(Clock::time_point now) const {
       rate, rate / options_.processes,
       static_cast<long long>(control_.episodes.load()));
   std::string line(buf, static_cast<size_t>(n));
+  const int64_t updates =
+      control_.agent_counters.updates.load(std::memory_order_relaxed) -
+      last_updates_;
+  if (updates > 0) {
+    const int64_t lag =
+        control_.agent_counters.policy_lag_sum.load(std::memory_order_relaxed) -
+        last_lag_sum_;
+    std::snprintf(buf, sizeof(buf), "  lag %.1f",
+                  static_cast<double>(lag) / static_cast<double>(updates));
+    line += buf;
+  }
   if (control_.has_last_score.load() != 0) {
     // Lock-free: the parent never takes the workers' mutex.
     std::snprintf(buf, sizeof(buf), "  eval last %.4g best %.4g",
@@ -65,8 +76,13 @@ void Progress::Update(bool force) {
   if (!force && now - last_print_ < options_.progress_interval) return;
   last_print_ = now;
   printed_ = true;
+  const std::string line = Line(now);
+  // Read after the line: a few updates may fall between the two reads and
+  // count in neither line; the lag shown stays a mean of real updates.
+  last_updates_ = control_.agent_counters.updates.load();
+  last_lag_sum_ = control_.agent_counters.policy_lag_sum.load();
   if (!is_tty_) {
-    *out_ << Line(now) << std::endl;
+    *out_ << line << std::endl;
     return;
   }
   constexpr int kBar = 24;
@@ -75,7 +91,7 @@ void Progress::Update(bool force) {
   const int filled = static_cast<int>(frac * kBar + 0.5);
   std::string bar = "[" + std::string(filled, '#') +
                     std::string(kBar - std::min(filled, kBar), '.') + "] ";
-  *out_ << "\r\033[K" << bar << Line(now) << std::flush;
+  *out_ << "\r\033[K" << bar << line << std::flush;
 }
 
 void Progress::Finish() {

@@ -1,7 +1,8 @@
 // The parent's status line: global steps and percent of the budget, steps
-// per second (overall and per worker), episodes, last and best evaluation
-// mean, elapsed time and estimated time left. On a terminal it redraws one
-// line with a progress bar; otherwise it prints plain lines.
+// per second (overall and per worker), episodes, the mean policy lag of the
+// updates since the last line (agents/agent.h's SharedCounters), last and
+// best evaluation mean, elapsed time and estimated time left. On a terminal it
+// redraws one line with a progress bar; otherwise it prints plain lines.
 #ifndef ASYNCRL_EXPERIMENTS_PROGRESS_H_
 #define ASYNCRL_EXPERIMENTS_PROGRESS_H_
 
@@ -40,6 +41,9 @@ class Progress {
   std::ostream* out_;
   bool is_tty_;
   bool printed_ = false;
+  // The agent counters at the last line printed.
+  int64_t last_updates_ = 0;
+  int64_t last_lag_sum_ = 0;
 };
 
 // "1h02m", "3m05s", "42s".

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "asyncrl/agents/agent.h"
+
 namespace asyncrl {
 
 // Lives at the start of the mapping. Atomics are lock-free (checked at compile
@@ -54,6 +56,8 @@ struct ControlBlock {
   // Best evaluation mean so far: written under `mutex`, read by anyone.
   std::atomic<double> best_score{0.0};
   std::atomic<int32_t> has_best_score{0};
+  // Agent updates and their policy lags (agents/agent.h).
+  SharedCounters agent_counters;
 };
 
 static_assert(std::atomic<int64_t>::is_always_lock_free,

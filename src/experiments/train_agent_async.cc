@@ -3,9 +3,11 @@
 #include <gperftools/profiler.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -100,6 +102,56 @@ std::string TimerSummary(const fs::path& dir, int processes) {
          " workers:\n" + FormatTimerSummary(MergeTimerTrees(trees));
 }
 
+// Writes a worker's agent statistics (Agent::Statistics) at the end of its
+// loop to <dir>/statistics-<idx>.tsv, "name<TAB>value" lines in the agent's
+// order, for the summary below.
+void WriteStatistics(const fs::path& dir, int idx, const Agent& agent) {
+  const fs::path path = dir / ("statistics-" + std::to_string(idx) + ".tsv");
+  const fs::path tmp = path.string() + ".tmp";
+  std::ofstream out(tmp, std::ios::trunc);
+  out.precision(17);
+  for (const auto& s : agent.Statistics())
+    out << s.name << "\t" << s.value << "\n";
+  if (out.flush()) {
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+  }
+}
+
+// Each statistic over the workers' statistics-<i>.tsv: the mean, and the
+// maximum for names ending in "_max"; "" if none is readable.
+std::string StatisticsSummary(const fs::path& dir, int processes) {
+  std::vector<std::string> names;
+  std::map<std::string, std::vector<double>> values;
+  int files = 0;
+  for (int i = 0; i < processes; ++i) {
+    std::ifstream in(dir / ("statistics-" + std::to_string(i) + ".tsv"));
+    if (!in) continue;  // A worker that failed writes none.
+    std::string name;
+    double value = 0;
+    while (in >> name >> value) {
+      if (values.count(name) == 0) names.push_back(name);
+      values[name].push_back(value);
+    }
+    ++files;
+  }
+  if (files == 0) return "";
+  std::string out = "agent statistics over the last 100 updates, mean of " +
+                    std::to_string(files) + " workers (max for *_max):\n";
+  for (const auto& name : names) {
+    const std::vector<double>& v = values[name];
+    const bool is_max =
+        name.size() > 4 && name.compare(name.size() - 4, 4, "_max") == 0;
+    double x = is_max ? v[0] : 0.0;
+    for (double value : v) x = is_max ? std::max(x, value) : x + value;
+    if (!is_max) x /= static_cast<double>(v.size());
+    char line[128];
+    std::snprintf(line, sizeof(line), "  %-26s %12.6g\n", name.c_str(), x);
+    out += line;
+  }
+  return out;
+}
+
 // The parent's periodic work: metrics to TensorBoard, the learning curve,
 // the status line.
 class ParentMonitor {
@@ -192,7 +244,8 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
   const SharedStateSizes sizes = parent_agent->SharedSizes();
   SharedRegion region(sizes.params, sizes.optimizer);
   ControlBlock& control = region.control();
-  parent_agent->BindShared({region.params(), region.optimizer_state()},
+  parent_agent->BindShared({region.params(), region.optimizer_state(),
+                            &region.control().agent_counters},
                            /*initialize=*/true);
   if (!options.resume.empty()) {
     LoadSnapshot(options.resume, LoadMode::kResume, *parent_agent, control);
@@ -278,7 +331,8 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
       throw std::invalid_argument("make_agent(" + std::to_string(idx) +
                                   ") returned null");
     }
-    agent->BindShared({region.params(), region.optimizer_state()},
+    agent->BindShared({region.params(), region.optimizer_state(),
+                       &region.control().agent_counters},
                       /*initialize=*/false);
     ctx.agent = agent.get();
     for (int j = 0; j < options.envs_per_process; ++j) {
@@ -292,11 +346,13 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
     }
     ctx.hooks = &hooks;
     TrainLoop(ctx);
+    WriteStatistics(outdir, idx, *agent);
   });
   parent_profile.reset();
   monitor.Tick(/*final_tick=*/true);
   if (log != nullptr && options.progress_interval.count() > 0) {
-    *log << TimerSummary(outdir, options.processes) << std::flush;
+    *log << TimerSummary(outdir, options.processes)
+         << StatisticsSummary(outdir, options.processes) << std::flush;
   }
 
   result.global_step = control.global_step.load();

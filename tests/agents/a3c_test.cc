@@ -8,10 +8,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <string>
 
 #include "asyncrl/agents/torch_setup.h"
 #include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/validate.h"
 #include "gradient_check.h"
+#include "reference_targets.h"
 
 namespace asyncrl {
 namespace {
@@ -163,47 +166,77 @@ TEST_F(A3CTest, BatchedEnvironmentsKeepEpisodesApart) {
   EXPECT_NEAR(r[1], 2.0 + 0.5 * r[3], 1e-6);  // Continues into row 3.
 }
 
+// log pi(a) and the entropy of one row of a model's output, with autograd.
+std::pair<torch::Tensor, torch::Tensor> RowTerms(const ModelOutput& out,
+                                                 const std::vector<float>& a) {
+  if (out.logits.defined()) {
+    const auto lp = torch::log_softmax(out.logits.squeeze(0), -1);
+    return {lp[static_cast<int64_t>(a[0])], -(lp.exp() * lp).sum()};
+  }
+  const auto x = torch::tensor(a).to(torch::kDouble);
+  const auto mean = out.mean.squeeze(0);
+  const auto log_std = out.log_std.squeeze(0);
+  const auto var = torch::exp(2 * log_std);
+  return {(-(x - mean).pow(2) / (2 * var) - log_std - 0.5 * std::log(2 * M_PI))
+              .sum(),
+          (0.5 + 0.5 * std::log(2 * M_PI) + log_std).sum()};
+}
+
 // The step-by-step formulation of the reference: one forward pass with
-// autograd per step, losses accumulated, one backward. In double: give it a
-// model converted with ->to(torch::kDouble).
-torch::Tensor StepwiseGrads(ActorCriticModel& model,
-                            const std::vector<Obs>& obs,
-                            const std::vector<std::vector<float>>& actions,
-                            const std::vector<double>& rewards,
-                            const A3COptions& o, bool terminal) {
+// autograd per step, losses accumulated, one backward; the targets from
+// the closed forms of tests/agents/reference_targets.h (the reference's
+// n-step return by default). In double: give it a model converted with
+// ->to(torch::kDouble). `behaviour_log_probs`: log mu of the actions when
+// they were chosen with other parameters (empty: on-policy).
+torch::Tensor StepwiseGrads(
+    ActorCriticModel& model, const std::vector<Obs>& obs,
+    const std::vector<std::vector<float>>& actions,
+    const std::vector<double>& rewards, const A3COptions& o, bool terminal,
+    const std::vector<double>& behaviour_log_probs = {}) {
   const int64_t n = static_cast<int64_t>(actions.size());
   auto input = [&](int64_t i) {
     return torch::tensor(obs[i]).to(torch::kDouble).view({1, -1});
   };
-  double r = 0;
+  double boot = 0;
   if (!terminal) {
     torch::NoGradGuard g;
-    r = model.Forward(input(n)).value.item<double>();
+    boot = model.Forward(input(n)).value.item<double>();
+  }
+  std::vector<torch::Tensor> values, log_probs, entropies;
+  testing::ReferenceSequence seq;
+  for (int64_t i = 0; i < n; ++i) {
+    const ModelOutput out = model.Forward(input(i));
+    values.push_back(out.value.squeeze());
+    auto [log_prob, entropy] = RowTerms(out, actions[i]);
+    log_probs.push_back(log_prob);
+    entropies.push_back(entropy);
+    seq.rewards.push_back(rewards[i]);
+    seq.values.push_back(values.back().item<double>());
+    seq.stops.push_back(i == n - 1);
+    if (!behaviour_log_probs.empty()) {
+      seq.ratios.push_back(
+          std::exp(log_prob.item<double>() - behaviour_log_probs[i]));
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    seq.successors.push_back(i + 1 < n ? seq.values[i + 1] : boot);
+  }
+  const TargetParams params{o.gamma, o.lambda, o.vtrace_rho_bar,
+                            o.vtrace_c_bar};
+  testing::ReferenceResult ref = testing::ReferenceTargets(
+      o.PolicyTargetKind(), o.ValueTargetKind(), seq, params);
+  if (o.normalize_advantages) {
+    double mean = 0, var = 0;
+    for (double a : ref.advantages) mean += a / n;
+    for (double a : ref.advantages) var += (a - mean) * (a - mean) / n;
+    for (double& a : ref.advantages) a = (a - mean) / (std::sqrt(var) + 1e-8);
   }
   torch::Tensor pi_loss = torch::zeros({}, torch::kDouble);
   torch::Tensor v_loss = torch::zeros({}, torch::kDouble);
-  for (int64_t i = n - 1; i >= 0; --i) {
-    r = rewards[i] + o.gamma * r;
-    const ModelOutput out = model.Forward(input(i));
-    const auto v = out.value.squeeze();
-    torch::Tensor log_prob, entropy;
-    if (model.Kind() == PolicyKind::kCategorical) {
-      const auto lp = torch::log_softmax(out.logits.squeeze(0), -1);
-      log_prob = lp[static_cast<int64_t>(actions[i][0])];
-      entropy = -(lp.exp() * lp).sum();
-    } else {
-      const auto a = torch::tensor(actions[i]).to(torch::kDouble);
-      const auto mean = out.mean.squeeze(0);
-      const auto log_std = out.log_std.squeeze(0);
-      const auto var = torch::exp(2 * log_std);
-      log_prob =
-          (-(a - mean).pow(2) / (2 * var) - log_std - 0.5 * std::log(2 * M_PI))
-              .sum();
-      entropy = (0.5 + 0.5 * std::log(2 * M_PI) + log_std).sum();
-    }
-    const double advantage = r - v.item<double>();
-    pi_loss = pi_loss - log_prob * advantage - o.beta * entropy;
-    v_loss = v_loss + (v - r).pow(2) / 2;
+  for (int64_t i = 0; i < n; ++i) {
+    pi_loss =
+        pi_loss - log_probs[i] * ref.advantages[i] - o.beta * entropies[i];
+    v_loss = v_loss + (values[i] - ref.value_targets[i]).pow(2) / 2;
   }
   for (auto& p : model.parameters()) p.mutable_grad() = torch::Tensor();
   (pi_loss * o.pi_loss_coef + v_loss * o.v_loss_coef).backward();
@@ -212,15 +245,43 @@ torch::Tensor StepwiseGrads(ActorCriticModel& model,
   return torch::cat(grads);
 }
 
-class GradientEquivalenceTest : public A3CTest,
-                                public ::testing::WithParamInterface<bool> {};
+void CopyParams(const float* flat, torch::nn::Module& m) {
+  torch::NoGradGuard g;
+  int64_t offset = 0;
+  for (auto& p : m.parameters()) {
+    const auto src =
+        torch::from_blob(const_cast<float*>(flat) + offset, p.sizes());
+    p.copy_(src);
+    offset += p.numel();
+  }
+}
+
+// A policy, a target and whether the worker refreshes its parameters from
+// shared ones that other workers moved while it acted.
+struct EquivalenceCase {
+  bool gaussian;
+  std::string policy_target;
+  std::string value_target;
+  bool fresh_params;
+  bool normalize;
+};
+
+void PrintTo(const EquivalenceCase& c, std::ostream* os) {
+  *os << (c.gaussian ? "Gaussian" : "Softmax") << " " << c.policy_target << "/"
+      << c.value_target << (c.fresh_params ? " fresh" : "")
+      << (c.normalize ? " normalized" : "");
+}
+
+class GradientEquivalenceTest
+    : public A3CTest,
+      public ::testing::WithParamInterface<EquivalenceCase> {};
 
 TEST_P(GradientEquivalenceTest, BatchedUpdateEqualsStepByStep) {
-  const bool gaussian = GetParam();
-  const Space act = gaussian ? Box(2, 100.0f) : Space::Discrete(3);
+  const EquivalenceCase& c = GetParam();
+  const Space act = c.gaussian ? Box(2, 100.0f) : Space::Discrete(3);
   auto make_model = [&]() -> std::shared_ptr<ActorCriticModel> {
     torch::manual_seed(7);
-    if (gaussian)
+    if (c.gaussian)
       return FcGaussianActorCritic(4, act, std::vector<int64_t>{16, 16}).ptr();
     return FcSoftmaxActorCritic(4, 3, std::vector<int64_t>{16, 16}).ptr();
   };
@@ -229,7 +290,19 @@ TEST_P(GradientEquivalenceTest, BatchedUpdateEqualsStepByStep) {
     options.t_max = 5;
     options.beta = 0.05;
     options.max_grad_norm = 0;
+    options.policy_target = c.policy_target;
+    options.value_target = c.value_target;
+    options.lambda = 0.8;
+    options.vtrace_rho_bar = 1.2;
+    options.vtrace_c_bar = 0.9;
+    options.fresh_params = c.fresh_params;
+    options.normalize_advantages = c.normalize;
     A3C agent(make_model(), Box(4), act, options);
+    // The shared parameters, as a trainer's region holds them.
+    std::vector<float> shared(agent.SharedSizes().params);
+    std::vector<float> ms(agent.SharedSizes().optimizer);
+    SharedCounters counters;
+    agent.BindShared({shared.data(), ms.data(), &counters}, true);
     torch::manual_seed(11);
     std::vector<Obs> obs;
     for (int i = 0; i < 5; ++i) {
@@ -240,7 +313,7 @@ TEST_P(GradientEquivalenceTest, BatchedUpdateEqualsStepByStep) {
     std::vector<std::vector<float>> actions;
     for (int i = 0; i < 4; ++i) {
       Action a = agent.ActAndTrain(View(obs[i]), i ? rewards[i - 1] : 0);
-      if (gaussian) {
+      if (c.gaussian) {
         actions.emplace_back(a.values.data, a.values.data + a.values.size);
       } else {
         actions.push_back({static_cast<float>(a.index)});
@@ -249,20 +322,118 @@ TEST_P(GradientEquivalenceTest, BatchedUpdateEqualsStepByStep) {
     // Same weights (no update happened yet), in double.
     auto reference = make_model();
     reference->to(torch::kDouble);
+    std::vector<double> behaviour;
+    if (c.fresh_params) {
+      // The behaviour policy's log-probabilities, then "another worker"
+      // moves the shared parameters before this one's update.
+      torch::NoGradGuard g;
+      for (int i = 0; i < 4; ++i) {
+        const auto x = torch::tensor(obs[i]).to(torch::kDouble).view({1, -1});
+        behaviour.push_back(
+            RowTerms(reference->Forward(x), actions[i]).first.item<double>());
+      }
+      for (size_t i = 0; i < shared.size(); ++i) {
+        shared[i] += 0.3f * std::sin(static_cast<float>(i));
+      }
+      CopyParams(shared.data(), *reference);
+    }
     agent.StopEpisodeAndTrain(View(obs[4]), rewards[3], terminal);
     ASSERT_EQ(agent.num_updates(), 1);
-    const torch::Tensor expected =
-        StepwiseGrads(*reference, obs, actions, rewards, options, terminal);
+    if (c.fresh_params) {
+      // The ratios were not all 1: the correction was exercised.
+      double max_log_ratio = 0;
+      for (float lr : agent.last_update().log_ratios) {
+        max_log_ratio = std::max(max_log_ratio, std::abs(double{lr}));
+      }
+      EXPECT_GT(max_log_ratio, 0.01);
+    } else {
+      EXPECT_TRUE(agent.last_update().log_ratios.empty());
+    }
+    const torch::Tensor expected = StepwiseGrads(
+        *reference, obs, actions, rewards, options, terminal, behaviour);
     const torch::Tensor batched = agent.local().grads();
     ASSERT_EQ(expected.numel(), batched.numel());
-    testing::ExpectFloatMatchesDouble(batched, expected);
+    testing::ExpectFloatMatchesDouble(batched, expected,
+                                      terminal ? "terminal" : "bootstrapped");
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, GradientEquivalenceTest,
-                         ::testing::Values(false, true), [](const auto& info) {
-                           return info.param ? "Gaussian" : "Softmax";
+std::vector<EquivalenceCase> EquivalenceCases() {
+  std::vector<EquivalenceCase> cases;
+  for (bool gaussian : {false, true}) {
+    cases.push_back({gaussian, "nstep", "auto", false, false});
+    cases.push_back({gaussian, "gae", "auto", false, false});
+    cases.push_back({gaussian, "gae", "auto", false, true});
+    cases.push_back({gaussian, "vtrace", "auto", false, false});
+    cases.push_back({gaussian, "vtrace", "auto", true, false});
+    cases.push_back({gaussian, "upgo", "auto", false, false});
+    cases.push_back({gaussian, "upgo", "vtrace", true, false});
+    cases.push_back({gaussian, "nstep", "td-lambda", false, false});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, GradientEquivalenceTest,
+                         ::testing::ValuesIn(EquivalenceCases()),
+                         [](const auto& info) {
+                           const EquivalenceCase& c = info.param;
+                           std::string name =
+                               std::string(c.gaussian ? "Gaussian"
+                                                      : "Softmax") +
+                               "_" + c.policy_target + "_" + c.value_target +
+                               (c.fresh_params ? "_fresh" : "") +
+                               (c.normalize ? "_normalized" : "");
+                           for (char& ch : name) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return name;
                          });
+
+// Two workers' agents on one set of shared parameters: the updates one
+// applies while the other acts are the other's policy lag.
+TEST_F(A3CTest, PolicyLagCountsOtherWorkersUpdatesDuringARollout) {
+  A3COptions options;
+  options.t_max = 2;
+  auto make = [&] {
+    return A3C(FcSoftmaxActorCritic(2, 2, std::vector<int64_t>{8}).ptr(),
+               Box(2), Space::Discrete(2), options);
+  };
+  A3C a = make();
+  A3C b = make();
+  std::vector<float> shared(a.SharedSizes().params);
+  std::vector<float> ms(a.SharedSizes().optimizer);
+  SharedCounters counters;
+  a.BindShared({shared.data(), ms.data(), &counters}, true);
+  b.BindShared({shared.data(), ms.data(), &counters}, false);
+  const Obs s = {1, -1};
+  a.ActAndTrain(View(s), 0);                              // a's rollout starts.
+  for (int i = 0; i < 5; ++i) b.ActAndTrain(View(s), 1);  // b: 2 updates.
+  ASSERT_EQ(b.num_updates(), 2);
+  EXPECT_EQ(b.last_update().policy_lag, 0);
+  a.ActAndTrain(View(s), 1);
+  a.ActAndTrain(View(s), 1);  // a's update.
+  ASSERT_EQ(a.num_updates(), 1);
+  EXPECT_EQ(a.last_update().policy_lag, 2);
+  EXPECT_EQ(counters.updates.load(), 3);
+  EXPECT_EQ(counters.policy_lag_sum.load(), 2);
+  // b's rollout in progress started before a's update: b's next update
+  // counts it.
+  b.ActAndTrain(View(s), 1);
+  b.ActAndTrain(View(s), 1);
+  EXPECT_EQ(b.num_updates(), 3);
+  EXPECT_EQ(b.last_update().policy_lag, 1);
+  const std::vector<Statistic> stats = a.Statistics();
+  std::vector<std::string> names;
+  for (const auto& st : stats) names.push_back(st.name);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "average_value", "average_entropy", "policy_loss",
+                       "value_loss", "entropy", "grad_norm", "policy_lag",
+                       "policy_lag_max", "importance_ratio", "ratio_clipped"}));
+  EXPECT_EQ(stats[6].value, 2.0);
+  EXPECT_EQ(stats[7].value, 2.0);
+  EXPECT_EQ(stats[8].value, 1.0);  // On-policy: ratios are 1.
+  EXPECT_GT(stats[5].value, 0.0);
+}
 
 TEST_F(A3CTest, UpdateAppliesClippedRmspropToSharedAndRefreshesLocal) {
   A3COptions options;
@@ -357,6 +528,52 @@ TEST_F(A3CTest, InvalidOptionsNameTheField) {
   }
   EXPECT_THROW(A3C(std::make_shared<LinearModelImpl>(), Box(2), Box(1), {}),
                std::invalid_argument);
+}
+
+// Invalid targets and combinations name the field, the value and what is
+// accepted.
+TEST_F(A3CTest, InvalidTargetOptionsNameTheField) {
+  struct Case {
+    void (*set)(A3COptions&);
+    const char* message;
+  };
+  const Case cases[] = {
+      {[](A3COptions& o) { o.policy_target = "mc"; },
+       "policy_target=mc is invalid; accepted: nstep, gae, vtrace or upgo"},
+      {[](A3COptions& o) { o.value_target = "upgo"; },
+       "value_target=upgo is invalid; accepted: auto, nstep, td-lambda or "
+       "vtrace"},
+      {[](A3COptions& o) { o.lambda = 1.5; },
+       "lambda=1.5 is invalid; accepted: a number in [0, 1]"},
+      {[](A3COptions& o) { o.vtrace_rho_bar = 0; },
+       "vtrace_rho_bar=0 is invalid; accepted: a finite number > 0"},
+      {[](A3COptions& o) { o.vtrace_c_bar = 2; },
+       "vtrace_c_bar=2 is invalid; accepted: a number in (0, "
+       "vtrace_rho_bar=1]"},
+      {[](A3COptions& o) {
+         o.policy_target = "gae";
+         o.fresh_params = true;
+       },
+       "fresh_params=true is invalid; accepted: false with policy_target=gae "
+       "(refreshed parameters make the rollout off-policy; only "
+       "policy_target vtrace or upgo corrects for it)"},
+  };
+  for (const Case& c : cases) {
+    A3COptions o;
+    c.set(o);
+    try {
+      o.Validate();
+      ADD_FAILURE() << "accepted: " << c.message;
+    } catch (const InvalidOption& e) {
+      EXPECT_EQ(std::string(e.what()), c.message);
+    }
+  }
+  A3COptions ok;
+  ok.policy_target = "upgo";
+  ok.fresh_params = true;
+  ok.vtrace_c_bar = 0.5;
+  EXPECT_NO_THROW(ok.Validate());
+  EXPECT_EQ(ok.ValueTargetKind(), ValueTarget::kTdLambda);
 }
 
 TEST_F(A3CTest, SaveAndLoadRoundTripThroughSharedState) {

@@ -8,11 +8,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <tuple>
 
 #include "asyncrl/agents/a3c.h"
 #include "asyncrl/agents/recurrent_models.h"
 #include "asyncrl/agents/torch_setup.h"
 #include "gradient_check.h"
+#include "reference_targets.h"
 
 namespace asyncrl {
 namespace {
@@ -37,11 +40,14 @@ struct RowStep {
   Obs next_obs;  // The observation after the step.
 };
 
-class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
+// A policy (Gaussian or softmax) and a policy target (its value target
+// paired with it).
+class RecurrentA3CTest
+    : public ::testing::TestWithParam<std::tuple<bool, std::string>> {
  protected:
   void SetUp() override { ConfigureTorchForFork(); }
 
-  bool gaussian() const { return GetParam(); }
+  bool gaussian() const { return std::get<0>(GetParam()); }
   Space ActionSpace() const {
     return gaussian() ? Space::Box({2}, -100.0f, 100.0f) : Space::Discrete(3);
   }
@@ -59,6 +65,8 @@ class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
     options.t_max = 3;
     options.beta = 0.05;
     options.max_grad_norm = 0;
+    options.policy_target = std::get<1>(GetParam());
+    options.lambda = 0.8;
     return options;
   }
 
@@ -87,17 +95,25 @@ class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
       }
       if (steps[i].end != End::kNone) state = torch::zeros_like(state);
     }
-    double r = 0;
+    // The targets of this row's sequences (tests/agents/reference_targets.h).
+    testing::ReferenceSequence seq;
+    for (int64_t i = 0; i < n; ++i) {
+      const bool last = i == n - 1;
+      seq.rewards.push_back(steps[i].reward);
+      seq.values.push_back(outs[i].value.item<double>());
+      seq.stops.push_back(last || steps[i].end != End::kNone);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      seq.successors.push_back(steps[i].end == End::kTerminal ? 0.0
+                               : seq.stops[i]                 ? boot[i]
+                                              : seq.values[i + 1]);
+    }
+    const testing::ReferenceResult ref = testing::ReferenceTargets(
+        o.PolicyTargetKind(), o.ValueTargetKind(), seq,
+        {o.gamma, o.lambda, o.vtrace_rho_bar, o.vtrace_c_bar});
     torch::Tensor pi_loss = torch::zeros({}, torch::kDouble);
     torch::Tensor v_loss = torch::zeros({}, torch::kDouble);
     for (int64_t i = n - 1; i >= 0; --i) {
-      const bool last = i == n - 1;
-      if (steps[i].end == End::kTerminal) {
-        r = 0;
-      } else if (steps[i].end == End::kTruncated || last) {
-        r = boot[i];
-      }
-      r = steps[i].reward + o.gamma * r;
       const ModelOutput& out = outs[i];
       const auto v = out.value.squeeze();
       torch::Tensor log_prob;
@@ -115,9 +131,8 @@ class RecurrentA3CTest : public ::testing::TestWithParam<bool> {
                        .sum();
         entropy = (0.5 + 0.5 * std::log(2 * M_PI) + log_std).sum();
       }
-      const double advantage = r - v.item<double>();
-      pi_loss = pi_loss - log_prob * advantage - o.beta * entropy;
-      v_loss = v_loss + (v - r).pow(2) / 2;
+      pi_loss = pi_loss - log_prob * ref.advantages[i] - o.beta * entropy;
+      v_loss = v_loss + (v - ref.value_targets[i]).pow(2) / 2;
     }
     return pi_loss * o.pi_loss_coef + v_loss * o.v_loss_coef;
   }
@@ -305,10 +320,15 @@ TEST_P(RecurrentA3CTest, StateIsCarriedResetAndKeptApartFromEvaluation) {
   EXPECT_EQ(agent.recurrent_state(), std::vector<float>(training.size(), 0.0f));
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, RecurrentA3CTest,
-                         ::testing::Values(false, true), [](const auto& info) {
-                           return info.param ? "LstmGaussian" : "LstmSoftmax";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    PoliciesAndTargets, RecurrentA3CTest,
+    ::testing::Combine(::testing::Values(false, true),
+                       ::testing::Values("nstep", "gae", "vtrace", "upgo")),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param) ? "LstmGaussian"
+                                                 : "LstmSoftmax") +
+             "_" + std::get<1>(info.param);
+    });
 
 }  // namespace
 }  // namespace asyncrl

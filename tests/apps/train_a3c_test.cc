@@ -144,6 +144,16 @@ INSTANTIATE_TEST_SUITE_P(
                 "error"},
         BadFlag{"--config /nonexistent.conf", "--config=/nonexistent.conf"},
         BadFlag{"--bogus", "unrecognised option '--bogus'"},
+        BadFlag{"--policy-target td",
+                "--policy-target=td is invalid; accepted: nstep, gae, vtrace "
+                "or upgo"},
+        BadFlag{"--value-target gae", "--value-target=gae is invalid"},
+        BadFlag{"--lambda -0.1", "--lambda=-0.1 is invalid"},
+        BadFlag{"--vtrace-c-bar 2", "--vtrace-c-bar=2 is invalid; accepted: "
+                                    "a number in (0, vtrace_rho_bar=1]"},
+        BadFlag{"--fresh-params",
+                "--fresh-params=true is invalid; accepted: false with "
+                "policy_target=nstep"},
         BadFlag{"--step-offset -1",
                 "--step-offset=-1 is invalid; accepted: an integer in [0, "
                 "steps)"},
@@ -314,6 +324,17 @@ TEST(TrainA3CTest, RunWritesProfilesTimersEventsAndCurve) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("      optimizer"), std::string::npos) << r.output;
+  // The agent's statistics after the timers, one line each.
+  EXPECT_NE(r.output.find("agent statistics over the last 100 updates, mean "
+                          "of 2 workers (max for *_max):"),
+            std::string::npos)
+      << r.output;
+  for (const char* name : {"policy_loss", "value_loss", "grad_norm",
+                           "policy_lag_max", "importance_ratio"}) {
+    EXPECT_NE(r.output.find("\n  " + std::string(name) + " "),
+              std::string::npos)
+        << name;
+  }
   int profiles = 0;
   std::string events_path;
   for (const auto& e : fs::directory_iterator(run)) {
@@ -350,7 +371,10 @@ TEST(TrainA3CTest, RunWritesProfilesTimersEventsAndCurve) {
   for (const char* tag :
        {"eval/mean", "eval/median", "eval/stdev", "eval/max", "eval/min",
         "train/episode_return", "train/episode_length", "train/lr",
-        "train/steps_per_s", "agent/average_value", "agent/average_entropy"}) {
+        "train/steps_per_s", "agent/average_value", "agent/average_entropy",
+        "agent/policy_loss", "agent/value_loss", "agent/entropy",
+        "agent/grad_norm", "agent/policy_lag", "agent/policy_lag_max",
+        "agent/importance_ratio", "agent/ratio_clipped"}) {
     EXPECT_EQ(tags.count(tag), 1u) << tag;
   }
   EXPECT_TRUE(fs::exists(run / "scores.svg"));

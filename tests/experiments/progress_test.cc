@@ -40,6 +40,29 @@ TEST(ProgressTest, PlainLineHasEveryField) {
   EXPECT_EQ(out.str().find('\r'), std::string::npos);
 }
 
+// The policy lag shown is the mean over the updates since the last line.
+TEST(ProgressTest, ShowsTheMeanPolicyLagOfTheUpdatesSinceTheLastLine) {
+  SharedRegion region(0, 0);
+  ControlBlock& control = region.control();
+  TrainOptions options;
+  options.steps = 1000;
+  const auto start = Progress::Clock::now();
+  std::ostringstream out;
+  Progress progress(options, control, start, &out, /*terminal=*/false);
+  const auto at = start + std::chrono::seconds(1);
+  EXPECT_EQ(progress.Line(at).find("lag"), std::string::npos);  // No update.
+  control.agent_counters.updates = 4;
+  control.agent_counters.policy_lag_sum = 6;
+  EXPECT_NE(progress.Line(at).find("episodes 0  lag 1.5  elapsed"),
+            std::string::npos)
+      << progress.Line(at);
+  progress.Update(/*force=*/true);
+  control.agent_counters.updates = 14;
+  control.agent_counters.policy_lag_sum = 36;  // 30 over 10 updates.
+  EXPECT_NE(progress.Line(at).find("lag 3.0"), std::string::npos)
+      << progress.Line(at);
+}
+
 TEST(ProgressTest, TerminalRedrawsOneLineWithABar) {
   SharedRegion region(0, 0);
   TrainOptions options;

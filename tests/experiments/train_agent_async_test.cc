@@ -66,11 +66,13 @@ TEST_F(TrainAgentAsyncTest, FinishBestAndScoresAfterAShortRun) {
   ASSERT_GE(lines.size(), 4u);  // Header and at least three evaluations.
   EXPECT_EQ(lines[0],
             "steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin\t"
-            "average_value\taverage_entropy");
+            "average_value\taverage_entropy\tpolicy_loss\tvalue_loss\t"
+            "entropy\tgrad_norm\tpolicy_lag\tpolicy_lag_max\t"
+            "importance_ratio\tratio_clipped");
   double best = -1e300;
   for (size_t i = 1; i < lines.size(); ++i) {
     const auto fields = Split(lines[i], '\t');
-    ASSERT_EQ(fields.size(), 10u) << lines[i];
+    ASSERT_EQ(fields.size(), 18u) << lines[i];
     EXPECT_GE(std::stoll(fields[0]), 1000);
     EXPECT_LE(std::stoll(fields[0]), 4000);
     best = std::max(best, std::stod(fields[3]));
