@@ -113,7 +113,8 @@ FlagSpecs A3COptions::Flags() {
       {"fresh-params",
        "refresh the worker's parameters from the shared ones just before "
        "each update, so the gradient is taken at the parameters it is "
-       "applied to (needs --policy-target vtrace or upgo)",
+       "applied to (needs --policy-target vtrace or upgo; the value target is "
+       "corrected only if it is vtrace)",
        &fresh_params}};
   for (FlagSpec& flag : optimizer.Flags()) flags.push_back(std::move(flag));
   return flags;
@@ -165,6 +166,7 @@ void A3C::BindShared(SharedBuffers buffers, bool initialize) {
   owned_params_ = {};
   owned_ms_ = {};
   RefreshLocal();
+  acting_params_updates_ = counters_->updates.load(std::memory_order_relaxed);
 }
 
 void A3C::RefreshLocal() {
@@ -265,7 +267,6 @@ const std::vector<Action>& A3C::BatchActAndTrain(FloatView obs,
     // for feed-forward models.
     train_state_.resize(static_cast<size_t>(batch_size * state_size_), 0.0f);
     rollout_.initial_state = train_state_;
-    rollout_start_updates_ = counters_->updates.load(std::memory_order_relaxed);
   } else if (batch_size != rollout_.batch) {
     throw std::invalid_argument(
         "A3C: batch size changed from " + std::to_string(rollout_.batch) +
@@ -430,6 +431,7 @@ void A3C::Update() {
   const int64_t n = local_->size();
   const float* grads = local_->grads_data();
   float scale = 1.0f;
+  int64_t copied_at = 0;
   {
     ScopedTimer clip("clip");
     last_update_.grad_norm = std::sqrt(SquaredNorm(grads, n));
@@ -440,15 +442,20 @@ void A3C::Update() {
     // just written (Hogwild: they include every other worker's updates up
     // to that moment), saving a second pass over the shared array.
     ScopedTimer optimizer("optimizer");
+    // Every update counted before the copy starts has written its step
+    // (workers count an update after applying it): the copy includes it.
+    copied_at = counters_->updates.load(std::memory_order_relaxed);
     RmspropStepAndCopy(options_.optimizer, scale, grads, shared_params_,
                        shared_ms_, local_->params_data(), n);
   }
-  // Every update applied to the shared parameters since this rollout's
-  // first action, other than this one, is its policy lag.
+  // The policy lag: updates other workers applied to the shared parameters
+  // after the local copy that acted this rollout was taken (updates that
+  // land during a copy count as missed).
   const int64_t before =
       counters_->updates.fetch_add(1, std::memory_order_relaxed);
   A3CUpdateInfo& info = last_update_;
-  info.policy_lag = std::max<int64_t>(0, before - rollout_start_updates_);
+  info.policy_lag = std::max<int64_t>(0, before - acting_params_updates_);
+  acting_params_updates_ = copied_at + 1;  // The copy holds this update too.
   counters_->policy_lag_sum.fetch_add(info.policy_lag,
                                       std::memory_order_relaxed);
   const auto rows = static_cast<double>(rollout_.rows());
@@ -512,6 +519,7 @@ void A3C::LoadFrom(const proto::Checkpoint& checkpoint) {
   std::memcpy(shared_params_, params.data(), n * sizeof(float));
   std::memcpy(shared_ms_, ms.data(), n * sizeof(float));
   RefreshLocal();
+  acting_params_updates_ = counters_->updates.load(std::memory_order_relaxed);
 }
 
 }  // namespace asyncrl

@@ -58,6 +58,8 @@ struct A3COptions {
   // update's recompute: the gradient is taken at the parameters it is
   // applied to, and the rollout (acted with older ones) is corrected by the
   // importance ratios; needs a policy target that corrects (vtrace, upgo).
+  // The value target is corrected only if it is vtrace (td-lambda and nstep
+  // regress to the off-policy returns, as HandyRL's do).
   bool fresh_params = false;
   RmspropOptions optimizer;
   uint64_t seed = 0;  // Action sampling.
@@ -87,8 +89,8 @@ struct A3CUpdateInfo {
   double grad_norm = 0;     // Global L2 norm before clipping.
   double mean_ratio = 1.0;  // Importance ratios (agents/targets.h).
   double clipped_fraction = 0.0;
-  // Shared-parameter updates (any worker's) between the rollout's first
-  // action and this update.
+  // Updates other workers applied to the shared parameters between the
+  // local copy that acted this rollout and this update.
   int64_t policy_lag = 0;
 };
 
@@ -179,7 +181,8 @@ class A3C : public BatchAgent, public LearningRateControl {
   float* shared_params_ = nullptr;
   float* shared_ms_ = nullptr;
   SharedCounters* counters_ = &owned_counters_;
-  int64_t rollout_start_updates_ = 0;  // counters_->updates at its start.
+  // counters_->updates when the local copy that acts was taken.
+  int64_t acting_params_updates_ = 0;
 
   Rollout rollout_;
   std::vector<Action> actions_;        // Returned to the caller.

@@ -33,6 +33,21 @@ Progress::Progress(const TrainOptions& options, const ControlBlock& control,
       is_tty_(is_tty) {}
 
 std::string Progress::Line(Clock::time_point now) const {
+  const Counters counters = ReadCounters();
+  return Line(now, counters);
+}
+
+Progress::Counters Progress::ReadCounters() const {
+  // The lag sum is added after the update count (agents/a3c.cc): read it
+  // first, so that no lag is counted without its update.
+  Counters c;
+  c.lag_sum = control_.agent_counters.policy_lag_sum.load();
+  c.updates = control_.agent_counters.updates.load();
+  return c;
+}
+
+std::string Progress::Line(Clock::time_point now,
+                           const Counters& counters) const {
   const int64_t step = control_.global_step.load();
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double rate =
@@ -48,13 +63,9 @@ std::string Progress::Line(Clock::time_point now) const {
       rate, rate / options_.processes,
       static_cast<long long>(control_.episodes.load()));
   std::string line(buf, static_cast<size_t>(n));
-  const int64_t updates =
-      control_.agent_counters.updates.load(std::memory_order_relaxed) -
-      last_updates_;
+  const int64_t updates = counters.updates - last_.updates;
   if (updates > 0) {
-    const int64_t lag =
-        control_.agent_counters.policy_lag_sum.load(std::memory_order_relaxed) -
-        last_lag_sum_;
+    const int64_t lag = counters.lag_sum - last_.lag_sum;
     std::snprintf(buf, sizeof(buf), "  lag %.1f",
                   static_cast<double>(lag) / static_cast<double>(updates));
     line += buf;
@@ -76,11 +87,10 @@ void Progress::Update(bool force) {
   if (!force && now - last_print_ < options_.progress_interval) return;
   last_print_ = now;
   printed_ = true;
-  const std::string line = Line(now);
-  // Read after the line: a few updates may fall between the two reads and
-  // count in neither line; the lag shown stays a mean of real updates.
-  last_updates_ = control_.agent_counters.updates.load();
-  last_lag_sum_ = control_.agent_counters.policy_lag_sum.load();
+  // One reading of the counters for this line and the next one's baseline.
+  const Counters counters = ReadCounters();
+  const std::string line = Line(now, counters);
+  last_ = counters;
   if (!is_tty_) {
     *out_ << line << std::endl;
     return;

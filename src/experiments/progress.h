@@ -41,9 +41,13 @@ class Progress {
   std::ostream* out_;
   bool is_tty_;
   bool printed_ = false;
-  // The agent counters at the last line printed.
-  int64_t last_updates_ = 0;
-  int64_t last_lag_sum_ = 0;
+  struct Counters {
+    int64_t updates = 0;
+    int64_t lag_sum = 0;
+  };
+  Counters ReadCounters() const;
+  std::string Line(Clock::time_point now, const Counters& counters) const;
+  Counters last_;  // The agent counters at the last line printed.
 };
 
 // "1h02m", "3m05s", "42s".

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -127,9 +128,13 @@ std::string StatisticsSummary(const fs::path& dir, int processes) {
   for (int i = 0; i < processes; ++i) {
     std::ifstream in(dir / ("statistics-" + std::to_string(i) + ".tsv"));
     if (!in) continue;  // A worker that failed writes none.
-    std::string name;
-    double value = 0;
-    while (in >> name >> value) {
+    // "name<TAB>value" lines; strtod reads nan and inf too.
+    std::string line;
+    while (std::getline(in, line)) {
+      const size_t tab = line.find('\t');
+      if (tab == std::string::npos) continue;
+      const std::string name = line.substr(0, tab);
+      const double value = std::strtod(line.c_str() + tab + 1, nullptr);
       if (values.count(name) == 0) names.push_back(name);
       values[name].push_back(value);
     }
@@ -321,6 +326,11 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
   result.report = RunProcessGroup(group, [&](int idx) {
     ProfileScope profile(options.profile, outdir, std::to_string(idx));
     TimerFileScope timers(outdir, idx);
+    // A resumed run's folder may hold the previous run's file: only this
+    // run's end may leave one.
+    std::error_code ignored;
+    fs::remove(outdir / ("statistics-" + std::to_string(idx) + ".tsv"),
+               ignored);
     WorkerContext ctx;
     ctx.process_idx = idx;
     ctx.options = &options;
