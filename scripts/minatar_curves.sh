@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Learning curves of the MinAtar games: one train_a3c run per game with the
-# default hyperparameters on 2 worker processes, whose scores.txt and
+# default hyperparameters on 2 worker processes with one environment each
+# (the defaults before 16 environments per worker; docs/targets/ has the
+# batched runs), whose scores.txt and
 # scores.svg are copied to docs/minatar/<Game>.txt and <Game>.svg.
 #
 # Usage: scripts/minatar_curves.sh STEPS GAME...   (after a Release build)
@@ -19,7 +21,8 @@ mkdir -p docs/minatar
 for game in "$@"; do
   out=$(mktemp -d)
   echo "== MinAtar/$game, $steps steps"
-  "$bin" --env "MinAtar/$game" --processes 2 --steps "$steps" --outdir "$out" --quiet |
+  "$bin" --env "MinAtar/$game" --processes 2 --envs-per-process 1 \
+    --steps "$steps" --outdir "$out" --quiet |
     tee "$out/log"
   run=$(sed -n 's/^results in //p' "$out/log" | head -n 1)
   cp "$run/scores.txt" "docs/minatar/$game.txt"

@@ -3,7 +3,8 @@
 # per configuration (rows in first-seen order) the median wall time
 # (unsolved runs count as slower than every solved one; a median that falls
 # on one is shown as "-"), the runs solved, the median steps of the solved
-# runs and the best evaluation mean over all runs.
+# runs, the best evaluation mean over all runs and each run's wall time
+# (marked * where it did not solve: the whole budget).
 #
 # Usage: scripts/targets_table.sh RUNS.tsv
 set -euo pipefail
@@ -16,7 +17,7 @@ awk -F'\t' '
     wall[$1, i] = ($3 == 1) ? $4 : 1e18
     if ($3 == 1) { solved[$1]++; steps[$1, solved[$1]] = $5 }
     if (!($1 in best) || $6 + 0 > best[$1]) best[$1] = $6 + 0
-    seeds[$1] = seeds[$1] (seeds[$1] == "" ? "" : " ") ($3 == 1 ? $4 : "-")
+    seeds[$1] = seeds[$1] (seeds[$1] == "" ? "" : " ") $4 ($3 == 1 ? "" : "*")
   }
   function median(arr, key, count,    k, j, t, v) {
     for (k = 1; k <= count; k++) v[k] = arr[key, k]
@@ -34,4 +35,6 @@ awk -F'\t' '
       st = solved[k] ? sprintf("%d", median(steps, k, solved[k])) : "-"
       printf "| %s | %s | %d/%d | %s | %s | %s |\n", k, ms, solved[k], n[k], st, best[k], seeds[k]
     }
+    print ""
+    print "\\* not solved: the wall time of the whole step budget."
   }' "$1"

@@ -179,7 +179,12 @@ TEST(TrainA3CTest, HelpAndVersionExitZero) {
   // Defaults as written, not as the nearest double prints in full.
   EXPECT_NE(help.output.find("--gamma arg (=0.99)"), std::string::npos)
       << help.output;
-  EXPECT_NE(help.output.find("--lr arg (=0.0007)"), std::string::npos);
+  // train_a3c's measured defaults (README "Defaults").
+  EXPECT_NE(help.output.find("--lr arg (=0.002)"), std::string::npos);
+  EXPECT_NE(help.output.find("--rmsprop-epsilon arg (=1e-05)"),
+            std::string::npos);
+  EXPECT_NE(help.output.find("--envs-per-process arg (=16)"),
+            std::string::npos);
   EXPECT_NE(help.output.find("--step-offset arg (=0)"), std::string::npos);
   const ProcessRun version = TrainA3C("--version");
   EXPECT_EQ(version.status, 0);
@@ -265,6 +270,20 @@ void ExpectImageOptions(const fs::path& folder, const std::string& lr,
 }
 
 TEST(TrainA3CTest, MinAtarRunsWithTheRecurrentNetworkAndImageDefaults) {
+  // Every environment gets lr 2e-3 and eps 1e-5; image observations are
+  // not reward-scaled, the others by 0.01 (the reference's gym example).
+  {
+    TempDir gym("gym_defaults");
+    const ProcessRun run =
+        TrainA3C("--outdir " + gym.str() +
+                 " --processes 1 --steps 64 --eval-interval 0 --quiet");
+    ASSERT_EQ(run.status, 0) << run.output;
+    ExpectImageOptions(RunFolder(run), "0.002", "1e-05", "0.01");
+    const auto args = ReadLines(RunFolder(run) / "args.json");
+    EXPECT_NE(std::find(args.begin(), args.end(),
+                        "  \"envs-per-process\": \"16\","),
+              args.end());
+  }
   TempDir dir("minatar");
   const ProcessRun run = TrainA3C(
       "--outdir " + dir.str() +
