@@ -11,6 +11,7 @@
 #include "asyncrl/agents/torch_setup.h"
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/misc/timers.h"
+#include "bench_main.h"
 #include "trainer_bench.h"
 
 namespace asyncrl {
@@ -96,4 +97,4 @@ BENCHMARK(BM_Trainer)
 }  // namespace
 }  // namespace asyncrl
 
-BENCHMARK_MAIN();
+ASYNCRL_BENCHMARK_MAIN();

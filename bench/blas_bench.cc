@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "asyncrl/agents/torch_setup.h"
+#include "bench_main.h"
 
 namespace asyncrl {
 namespace {
@@ -22,4 +23,4 @@ BENCHMARK(BM_Linear200)->Arg(1)->Arg(8)->Arg(40)->Arg(80);
 }  // namespace
 }  // namespace asyncrl
 
-BENCHMARK_MAIN();
+ASYNCRL_BENCHMARK_MAIN();

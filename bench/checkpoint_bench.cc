@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "asyncrl/misc/checkpoint.h"
+#include "bench_main.h"
 
 namespace asyncrl {
 namespace {
@@ -55,4 +56,4 @@ BENCHMARK(BM_CheckpointLoad)
 }  // namespace
 }  // namespace asyncrl
 
-BENCHMARK_MAIN();
+ASYNCRL_BENCHMARK_MAIN();

@@ -6,6 +6,7 @@
 
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/misc/rng.h"
+#include "bench_main.h"
 
 namespace asyncrl {
 namespace {
@@ -43,4 +44,4 @@ const bool kRegistered = [] {
 }  // namespace
 }  // namespace asyncrl
 
-BENCHMARK_MAIN();
+ASYNCRL_BENCHMARK_MAIN();

@@ -10,6 +10,7 @@
 #include "asyncrl/agents/a3c.h"
 #include "asyncrl/agents/torch_setup.h"
 #include "asyncrl/envs/registry.h"
+#include "bench_main.h"
 #include "trainer_bench.h"
 
 namespace asyncrl {
@@ -77,4 +78,4 @@ BENCHMARK(BM_BreakoutTrainer)
 }  // namespace
 }  // namespace asyncrl
 
-BENCHMARK_MAIN();
+ASYNCRL_BENCHMARK_MAIN();

@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "asyncrl/experiments/shared_region.h"
+#include "bench_main.h"
 
 namespace asyncrl {
 namespace {
@@ -25,4 +26,4 @@ BENCHMARK(BM_GlobalStepIncrement)->ThreadRange(1, 4)->UseRealTime();
 }  // namespace
 }  // namespace asyncrl
 
-BENCHMARK_MAIN();
+ASYNCRL_BENCHMARK_MAIN();

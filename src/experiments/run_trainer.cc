@@ -13,6 +13,7 @@
 #include "asyncrl/experiments/evaluator.h"
 #include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/experiments/train_agent_async.h"
+#include "asyncrl/misc/blas_kernel.h"
 #include "asyncrl/misc/build_info.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/json.h"
@@ -223,6 +224,10 @@ int Run(int argc, const char* const* argv, const TrainerPlugins& plugins) {
   if (f.version) {
     std::cout << plugins.program << " " << kVersion << " (" << kBuildRevision
               << ")\n";
+    const std::string kernel = CurrentBlasKernel();
+    std::cout << "blas: " << BlasLibrary()
+              << (kernel.empty() ? "" : " (OpenBLAS kernel " + kernel + ")")
+              << "\n";
     return 0;
   }
   SetLogLevel(ParseLogLevel(f.log_level));
@@ -241,6 +246,9 @@ int Run(int argc, const char* const* argv, const TrainerPlugins& plugins) {
 int RunTrainer(int argc, const char* const* argv,
                const TrainerPlugins& plugins) {
   const std::string& name = plugins.program;
+  // Before anything else: may restart the program with a faster OpenBLAS
+  // kernel (misc/blas_kernel.h).
+  EnsureBestBlasKernel(argc, argv);
   try {
     return Run(argc, argv, plugins);
   } catch (const FlagError& e) {

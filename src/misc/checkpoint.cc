@@ -227,14 +227,54 @@ proto::Checkpoint ParseCheckpointPayload(const std::string& payload,
 }
 
 void SaveCheckpointDir(proto::Checkpoint& checkpoint, const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path target = fs::path(dir).lexically_normal();
+  const fs::path file = target / kCheckpointFileName;
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  if (fs::is_directory(target, ec)) {
+    // Replacing the checkpoint of an existing directory (best/): the file
+    // itself is replaced atomically.
+    SaveCheckpointFile(checkpoint, file.string());
+    return;
+  }
+  // A new directory appears whole or not at all: written as a hidden
+  // sibling, then renamed into place. A process killed in between leaves
+  // only the hidden ".<name>.tmp.*" directory, never a checkpoint
+  // directory without its file.
+  const fs::path parent =
+      target.has_parent_path() ? target.parent_path() : fs::path(".");
+  fs::create_directories(parent, ec);
   if (ec) {
     throw std::runtime_error("saving checkpoint: cannot create directory " +
-                             dir + ": " + ec.message());
+                             parent.string() + ": " + ec.message());
   }
-  SaveCheckpointFile(
-      checkpoint, (std::filesystem::path(dir) / kCheckpointFileName).string());
+  std::string tmp =
+      (parent / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  if (mkdtemp(tmp.data()) == nullptr) {
+    throw std::runtime_error(
+        "saving checkpoint: cannot create a temporary "
+        "directory in " +
+        parent.string() + ": " + Errno());
+  }
+  try {
+    chmod(tmp.c_str(), 0755);  // mkdtemp makes 0700.
+    SaveCheckpointFile(checkpoint,
+                       (fs::path(tmp) / kCheckpointFileName).string());
+  } catch (const std::runtime_error& e) {
+    fs::remove_all(tmp, ec);
+    throw std::runtime_error(std::string(e.what()) + " (for " + dir + ")");
+  }
+  if (rename(tmp.c_str(), target.c_str()) != 0) {
+    // Another process made the directory meanwhile: write into it.
+    fs::remove_all(tmp, ec);
+    SaveCheckpointFile(checkpoint, file.string());
+    return;
+  }
+  const int dfd = open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
 }
 
 proto::Checkpoint LoadCheckpointDir(const std::string& dir,

@@ -38,7 +38,9 @@ proto::Checkpoint ParseCheckpointPayload(const std::string& payload,
                                          const std::string& path);
 
 // A checkpoint directory (best/, 1000_finish/, ...) holds kCheckpointFileName.
-// Creates `dir` (and parents) if needed.
+// Creates `dir` (and parents) if needed; a new directory appears only with
+// its complete file (written as a hidden sibling ".<name>.tmp.*", then
+// renamed), an existing one gets the file replaced atomically.
 void SaveCheckpointDir(proto::Checkpoint& checkpoint, const std::string& dir);
 proto::Checkpoint LoadCheckpointDir(
     const std::string& dir, uint64_t max_bytes = kDefaultMaxCheckpointBytes);

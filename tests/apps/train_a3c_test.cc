@@ -23,27 +23,8 @@ namespace fs = std::filesystem;
 using testing::ReadLines;
 using testing::TempDir;
 
-struct ProcessRun {
-  int status = -1;
-  std::string output;  // stdout and stderr together.
-  std::vector<std::string> Lines() const {
-    return testing::Split(output, '\n');
-  }
-};
-
-ProcessRun Exec(const std::string& binary, const std::string& args) {
-  ProcessRun run;
-  FILE* pipe = popen((binary + " " + args + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) {
-    run.output.append(buf.data(), n);
-  }
-  const int status = pclose(pipe);
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return run;
-}
+using testing::Exec;
+using testing::ProcessRun;
 
 ProcessRun TrainA3C(const std::string& args) {
   return Exec(TRAIN_A3C_BIN, args);
@@ -149,8 +130,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "or upgo"},
         BadFlag{"--value-target gae", "--value-target=gae is invalid"},
         BadFlag{"--lambda -0.1", "--lambda=-0.1 is invalid"},
-        BadFlag{"--vtrace-c-bar 2", "--vtrace-c-bar=2 is invalid; accepted: "
-                                    "a number in (0, vtrace_rho_bar=1]"},
+        BadFlag{"--vtrace-c-bar 2",
+                "--vtrace-c-bar=2 is invalid; accepted: "
+                "a number in (0, vtrace_rho_bar=1]"},
         BadFlag{"--fresh-params",
                 "--fresh-params=true is invalid; accepted: false with "
                 "policy_target=nstep"},
@@ -280,9 +262,9 @@ TEST(TrainA3CTest, MinAtarRunsWithTheRecurrentNetworkAndImageDefaults) {
     ASSERT_EQ(run.status, 0) << run.output;
     ExpectImageOptions(RunFolder(run), "0.002", "1e-05", "0.01");
     const auto args = ReadLines(RunFolder(run) / "args.json");
-    EXPECT_NE(std::find(args.begin(), args.end(),
-                        "  \"envs-per-process\": \"16\","),
-              args.end());
+    EXPECT_NE(
+        std::find(args.begin(), args.end(), "  \"envs-per-process\": \"16\","),
+        args.end());
   }
   TempDir dir("minatar");
   const ProcessRun run = TrainA3C(

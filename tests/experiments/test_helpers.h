@@ -4,9 +4,12 @@
 #ifndef ASYNCRL_TESTS_EXPERIMENTS_TEST_HELPERS_H_
 #define ASYNCRL_TESTS_EXPERIMENTS_TEST_HELPERS_H_
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -79,6 +82,28 @@ inline MakeEnvFn PlainEnv(const std::string& name, double reward_scale = 1.0) {
     options.reward_scale = test ? 1.0 : reward_scale;
     return MakeEnv(name, options);
   };
+}
+
+// A program run through the shell (`command` may start with "env ..."),
+// stdout and stderr together.
+struct ProcessRun {
+  int status = -1;
+  std::string output;
+  std::vector<std::string> Lines() const { return Split(output, '\n'); }
+};
+
+inline ProcessRun Exec(const std::string& binary, const std::string& args) {
+  ProcessRun run;
+  FILE* pipe = popen((binary + " " + args + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return run;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) {
+    run.output.append(buf.data(), n);
+  }
+  const int status = pclose(pipe);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run;
 }
 
 }  // namespace asyncrl::testing

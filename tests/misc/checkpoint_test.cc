@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 namespace asyncrl {
 namespace {
@@ -28,6 +29,35 @@ class CheckpointTest : public ::testing::Test {
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
+
+  // Saves a large checkpoint with `save` in a child whose file-size limit
+  // is tiny, so its writes fail as on a full disk. Returns the child's exit
+  // status: 3 if the save threw naming `name`, 4 if it threw otherwise, 0
+  // if it did not throw.
+  static int BigSaveOnAFullDisk(
+      const std::function<void(proto::Checkpoint&)>& save,
+      const std::string& name) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      signal(SIGXFSZ, SIG_IGN);
+      rlimit limit{100, 100};
+      setrlimit(RLIMIT_FSIZE, &limit);
+      proto::Checkpoint big = Sample(2);
+      std::vector<float> w(10000, 1.0f);
+      AddFloatTensor(big.mutable_parameters(), "big", {10000}, w.data());
+      try {
+        save(big);
+      } catch (const std::runtime_error& e) {
+        _exit(std::string(e.what()).find(name) != std::string::npos ? 3 : 4);
+      }
+      _exit(0);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+      return -1;
+    }
+    return WEXITSTATUS(status);
+  }
 
   static proto::Checkpoint Sample(int64_t step) {
     proto::Checkpoint c;
@@ -196,27 +226,11 @@ TEST_F(CheckpointTest, FailedSaveLeavesTheEarlierCheckpointIntact) {
   proto::Checkpoint good = Sample(1);
   SaveCheckpointFile(good, Path());
   const std::string before = ReadBytes(Path());
-  // A child whose file-size limit is tiny: its write fails as on a full disk.
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    signal(SIGXFSZ, SIG_IGN);
-    rlimit limit{100, 100};
-    setrlimit(RLIMIT_FSIZE, &limit);
-    proto::Checkpoint big = Sample(2);
-    std::vector<float> w(10000, 1.0f);
-    AddFloatTensor(big.mutable_parameters(), "big", {10000}, w.data());
-    try {
-      SaveCheckpointFile(big, Path());
-    } catch (const std::runtime_error& e) {
-      _exit(std::string(e.what()).find(Path()) != std::string::npos ? 3 : 4);
-    }
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 3) << "save should fail and name the path";
+  EXPECT_EQ(
+      BigSaveOnAFullDisk(
+          [&](proto::Checkpoint& c) { SaveCheckpointFile(c, Path()); }, Path()),
+      3)
+      << "save should fail and name the path";
   EXPECT_EQ(ReadBytes(Path()), before);
   EXPECT_EQ(LoadCheckpointFile(Path()).global_step(), 1);
   int files = 0;
@@ -225,6 +239,31 @@ TEST_F(CheckpointTest, FailedSaveLeavesTheEarlierCheckpointIntact) {
     ++files;
   }
   EXPECT_EQ(files, 1) << "the temporary file must be removed";
+}
+
+// A new checkpoint directory appears with its complete file or not at all:
+// a save that fails (or is killed) half-way leaves no "<t>_checkpoint/"
+// without checkpoint.pb, which --resume would choke on.
+TEST_F(CheckpointTest, FailedSaveOfANewDirectoryLeavesNoDirectory) {
+  const fs::path target = dir_ / "500_checkpoint";
+  EXPECT_EQ(
+      BigSaveOnAFullDisk(
+          [&](proto::Checkpoint& c) { SaveCheckpointDir(c, target.string()); },
+          target.string()),
+      3)
+      << "save should fail and name the path";
+  EXPECT_FALSE(fs::exists(target));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), {}), 0)
+      << "the temporary directory must be removed";
+  // The same save with room succeeds, and a second one replaces the file.
+  proto::Checkpoint c = Sample(7);
+  SaveCheckpointDir(c, target.string());
+  EXPECT_EQ(LoadCheckpointDir(target.string()).global_step(), 7);
+  proto::Checkpoint d = Sample(8);
+  SaveCheckpointDir(d, target.string());
+  EXPECT_EQ(LoadCheckpointDir(target.string()).global_step(), 8);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), {}), 1);
+  EXPECT_EQ(std::distance(fs::directory_iterator(target), {}), 1);
 }
 
 TEST_F(CheckpointTest, SaveIntoMissingDirectoryNamesThePath) {

@@ -1,0 +1,132 @@
+#include "asyncrl/misc/blas_kernel.h"
+
+#include <dlfcn.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "asyncrl/misc/logging.h"
+
+namespace asyncrl {
+namespace {
+
+constexpr const char* kReexecVar = "ASYNCRL_BLAS_REEXEC";
+constexpr const char* kTestForcedVar = "ASYNCRL_BLAS_TEST_FORCED_CORETYPE";
+
+struct NamedTier {
+  const char* name;
+  int tier;
+};
+
+// OpenBLAS 0.3.21's x86-64 kernel names (driver/others/dynamic.c).
+constexpr NamedTier kKernels[] = {
+    {"Katmai", 1},       {"Coppermine", 1},    {"Northwood", 1},
+    {"Prescott", 1},     {"Banias", 1},        {"Atom", 1},
+    {"Core2", 1},        {"Penryn", 1},        {"Dunnington", 1},
+    {"Nehalem", 1},      {"Athlon", 1},        {"Opteron", 1},
+    {"Opteron_SSE3", 1}, {"Barcelona", 1},     {"Nano", 1},
+    {"Bobcat", 1},       {"Sandybridge", 2},   {"Bulldozer", 2},
+    {"Piledriver", 2},   {"Steamroller", 2},   {"Haswell", 3},
+    {"Excavator", 3},    {"Zen", 3},           {"SkylakeX", 4},
+    {"Cooperlake", 4},   {"SapphireRapids", 4}};
+
+const char* TierName(int tier) {
+  switch (tier) {
+    case 2:
+      return "AVX";
+    case 3:
+      return "AVX2";
+    case 4:
+      return "AVX-512";
+    default:
+      return "SSE";
+  }
+}
+
+}  // namespace
+
+CpuFeatures DetectCpuFeatures() {
+  __builtin_cpu_init();
+  CpuFeatures cpu;
+  cpu.avx = __builtin_cpu_supports("avx");
+  cpu.avx2 = __builtin_cpu_supports("avx2");
+  cpu.fma = __builtin_cpu_supports("fma");
+  cpu.avx512 =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+      __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  return cpu;
+}
+
+int KernelTier(const std::string& core) {
+  for (const NamedTier& k : kKernels) {
+    if (strcasecmp(core.c_str(), k.name) == 0) return k.tier;
+  }
+  return 0;
+}
+
+std::string BestKernel(const CpuFeatures& cpu) {
+  if (cpu.avx512 && cpu.avx2 && cpu.fma) return "SkylakeX";
+  if (cpu.avx2 && cpu.fma) return "Haswell";
+  if (cpu.avx) return "Sandybridge";
+  return "";
+}
+
+BlasKernelDecision DecideBlasKernel(const std::string& current,
+                                    const CpuFeatures& cpu,
+                                    const char* user_coretype,
+                                    bool reexecuted) {
+  BlasKernelDecision d;
+  // The user's choice stands; a BLAS that is not OpenBLAS, a kernel name
+  // this does not know, or a second start change nothing.
+  if (user_coretype != nullptr && user_coretype[0] != '\0') return d;
+  if (current.empty() || reexecuted) return d;
+  const int tier = KernelTier(current);
+  const std::string best = BestKernel(cpu);
+  if (tier == 0 || best.empty() || KernelTier(best) <= tier) return d;
+  d.reexec = true;
+  d.core = best;
+  d.message = "OpenBLAS chose its " + current + " (" + TierName(tier) +
+              ") kernels on this " + TierName(KernelTier(best)) +
+              " CPU; restarting with OPENBLAS_CORETYPE=" + best +
+              " (set OPENBLAS_CORETYPE yourself to choose)";
+  return d;
+}
+
+std::string CurrentBlasKernel() {
+  using CoreName = char* (*)();
+  auto* name =
+      reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  if (name == nullptr) return "";
+  const char* core = name();
+  return core != nullptr ? core : "";
+}
+
+void EnsureBestBlasKernel(int argc, const char* const* argv) {
+  const char* keep = std::getenv("ASYNCRL_BLAS_KERNEL");
+  if (keep != nullptr && std::strcmp(keep, "keep") == 0) return;
+  const char* user = std::getenv("OPENBLAS_CORETYPE");
+  if (std::getenv(kTestForcedVar) != nullptr) user = nullptr;
+  const BlasKernelDecision d =
+      DecideBlasKernel(CurrentBlasKernel(), DetectCpuFeatures(), user,
+                       std::getenv(kReexecVar) != nullptr);
+  if (!d.reexec) return;
+  Log(LogLevel::kInfo, d.message);
+  setenv("OPENBLAS_CORETYPE", d.core.c_str(), 1);
+  setenv(kReexecVar, "1", 1);
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) args.push_back(const_cast<char*>(argv[i]));
+  args.push_back(nullptr);
+  execv("/proc/self/exe", args.data());
+  // Still here: carry on with the kernel OpenBLAS chose.
+  Log(LogLevel::kWarning, std::string("could not restart (") +
+                              std::strerror(errno) + "); running with " +
+                              "OpenBLAS's own kernel choice");
+  unsetenv(kReexecVar);
+}
+
+}  // namespace asyncrl

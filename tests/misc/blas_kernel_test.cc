@@ -1,0 +1,123 @@
+// The OpenBLAS kernel check: kernel names and tiers, the best kernel for a
+// CPU, the decision (only OpenBLAS's own generic choice on a wider CPU is
+// replaced; a user's OPENBLAS_CORETYPE, another BLAS and a second start
+// are left alone), and a real restart: train_a3c started on the generic
+// Prescott kernels ends on the widest one this CPU runs.
+#include "asyncrl/misc/blas_kernel.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "../experiments/test_helpers.h"
+
+namespace asyncrl {
+namespace {
+
+CpuFeatures Avx512() { return {true, true, true, true}; }
+CpuFeatures Avx2() { return {true, true, true, false}; }
+CpuFeatures AvxOnly() { return {true, false, false, false}; }
+CpuFeatures SseOnly() { return {}; }
+
+TEST(BlasKernelTest, TiersFollowTheKernelsInstructionSets) {
+  EXPECT_EQ(KernelTier("Prescott"), 1);
+  EXPECT_EQ(KernelTier("Nehalem"), 1);
+  EXPECT_EQ(KernelTier("Sandybridge"), 2);
+  EXPECT_EQ(KernelTier("Haswell"), 3);
+  EXPECT_EQ(KernelTier("Zen"), 3);
+  EXPECT_EQ(KernelTier("SkylakeX"), 4);
+  EXPECT_EQ(KernelTier("COOPERLAKE"), 4);  // Case-insensitive.
+  EXPECT_EQ(KernelTier("Neoverse"), 0);    // Not an x86-64 kernel.
+  EXPECT_EQ(KernelTier(""), 0);
+}
+
+TEST(BlasKernelTest, BestKernelIsTheWidestTheCpuRuns) {
+  EXPECT_EQ(BestKernel(Avx512()), "SkylakeX");
+  EXPECT_EQ(BestKernel(Avx2()), "Haswell");
+  EXPECT_EQ(BestKernel(AvxOnly()), "Sandybridge");
+  EXPECT_EQ(BestKernel(SseOnly()), "");
+  // AVX2 without FMA (no such Intel or AMD CPU, but cpuid allows it): the
+  // Haswell kernels use FMA, so AVX is what is safe.
+  EXPECT_EQ(BestKernel({true, true, false, false}), "Sandybridge");
+}
+
+TEST(BlasKernelTest, ReplacesOnlyOpenBlasOwnNarrowerChoice) {
+  // The filed case: Prescott on an AVX-512 Xeon.
+  BlasKernelDecision d = DecideBlasKernel("Prescott", Avx512(), nullptr, false);
+  EXPECT_TRUE(d.reexec);
+  EXPECT_EQ(d.core, "SkylakeX");
+  EXPECT_EQ(d.message,
+            "OpenBLAS chose its Prescott (SSE) kernels on this AVX-512 CPU; "
+            "restarting with OPENBLAS_CORETYPE=SkylakeX (set "
+            "OPENBLAS_CORETYPE yourself to choose)");
+  d = DecideBlasKernel("Haswell", Avx512(), "", false);  // Empty: not set.
+  EXPECT_TRUE(d.reexec);
+  EXPECT_EQ(d.core, "SkylakeX");
+  d = DecideBlasKernel("Nehalem", Avx2(), nullptr, false);
+  EXPECT_TRUE(d.reexec);
+  EXPECT_EQ(d.core, "Haswell");
+
+  // Left alone: the right tier already (whatever its name), a CPU with
+  // nothing wider, the user's own choice, another BLAS, an unknown kernel
+  // name, and the re-executed process itself.
+  for (const char* core : {"SkylakeX", "Cooperlake"}) {
+    EXPECT_FALSE(DecideBlasKernel(core, Avx512(), nullptr, false).reexec)
+        << core;
+  }
+  EXPECT_FALSE(DecideBlasKernel("Zen", Avx2(), nullptr, false).reexec);
+  EXPECT_FALSE(DecideBlasKernel("Prescott", SseOnly(), nullptr, false).reexec);
+  EXPECT_FALSE(
+      DecideBlasKernel("Prescott", Avx512(), "Prescott", false).reexec);
+  EXPECT_FALSE(DecideBlasKernel("", Avx512(), nullptr, false).reexec);
+  EXPECT_FALSE(DecideBlasKernel("Mystery", Avx512(), nullptr, false).reexec);
+  EXPECT_FALSE(DecideBlasKernel("Prescott", Avx512(), nullptr, true).reexec);
+}
+
+testing::ProcessRun Shell(const std::string& command) {
+  return testing::Exec(command, "");
+}
+
+TEST(BlasKernelTest, AProgramStartedOnGenericKernelsRestartsOnTheBestOne) {
+  const std::string best = BestKernel(DetectCpuFeatures());
+  if (CurrentBlasKernel().empty() || best.empty()) {
+    GTEST_SKIP() << "the BLAS is not OpenBLAS, or this CPU has only SSE";
+  }
+  // The suite runs with ASYNCRL_BLAS_KERNEL=keep (tests/CMakeLists.txt).
+  const std::string clean =
+      "env -u ASYNCRL_BLAS_KERNEL -u ASYNCRL_BLAS_REEXEC ";
+  const std::string bin = TRAIN_A3C_BIN;
+  // OpenBLAS loads on Prescott, as on a CPU newer than itself.
+  const testing::ProcessRun generic =
+      Shell(clean +
+            "OPENBLAS_CORETYPE=Prescott "
+            "ASYNCRL_BLAS_TEST_FORCED_CORETYPE=1 " +
+            bin + " --version");
+  ASSERT_EQ(generic.status, 0) << generic.output;
+  EXPECT_NE(generic.output.find("OpenBLAS chose its Prescott (SSE) kernels"),
+            std::string::npos)
+      << generic.output;
+  EXPECT_NE(generic.output.find("(OpenBLAS kernel " + best + ")\n"),
+            std::string::npos)
+      << generic.output;
+  // The restart line is printed once.
+  EXPECT_EQ(generic.output.find("restarting"),
+            generic.output.rfind("restarting"));
+
+  // The user's own Prescott stays, silently.
+  const testing::ProcessRun user =
+      Shell(clean + "OPENBLAS_CORETYPE=Prescott " + bin + " --version");
+  ASSERT_EQ(user.status, 0) << user.output;
+  EXPECT_EQ(user.output.find("restarting"), std::string::npos) << user.output;
+  EXPECT_NE(user.output.find("(OpenBLAS kernel Prescott)\n"), std::string::npos)
+      << user.output;
+  // And ASYNCRL_BLAS_KERNEL=keep keeps OpenBLAS's own choice.
+  const testing::ProcessRun keep = Shell(
+      "env -u ASYNCRL_BLAS_REEXEC ASYNCRL_BLAS_KERNEL=keep "
+      "OPENBLAS_CORETYPE=Prescott ASYNCRL_BLAS_TEST_FORCED_CORETYPE=1 " +
+      bin + " --version");
+  EXPECT_NE(keep.output.find("(OpenBLAS kernel Prescott)\n"), std::string::npos)
+      << keep.output;
+}
+
+}  // namespace
+}  // namespace asyncrl
