@@ -1,6 +1,8 @@
 #include "asyncrl/misc/blas_kernel.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -98,6 +100,21 @@ BlasKernelDecision DecideBlasKernel(const std::string& current,
 }
 
 std::string CurrentBlasKernel() {
+  // OpenBLAS may be loaded (through LAPACK) while another library answers
+  // sgemm_ (LD_LIBRARY_PATH, alternatives): only OpenBLAS's own sgemm_
+  // runs its kernels.
+  // The loader names the library by the path it opened, e.g. the
+  // alternatives symlink /lib/x86_64-linux-gnu/libblas.so.3: resolve it.
+  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info info{};
+  if (sgemm == nullptr || dladdr(sgemm, &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return "";
+  }
+  char resolved[PATH_MAX];
+  const char* path =
+      realpath(info.dli_fname, resolved) != nullptr ? resolved : info.dli_fname;
+  if (std::strstr(path, "openblas") == nullptr) return "";
   using CoreName = char* (*)();
   auto* name =
       reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));

@@ -50,7 +50,7 @@ BlasKernelDecision DecideBlasKernel(const std::string& current,
                                     const char* user_coretype, bool reexecuted);
 
 // The kernel OpenBLAS runs in this process (openblas_get_corename), or ""
-// if the BLAS loaded is not OpenBLAS.
+// if the library that answers sgemm_ is not OpenBLAS's.
 std::string CurrentBlasKernel();
 
 // Re-executes this program (/proc/self/exe with the same arguments) with

@@ -7,9 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "../experiments/test_helpers.h"
+#include "asyncrl/agents/torch_setup.h"
 
 namespace asyncrl {
 namespace {
@@ -79,9 +81,12 @@ testing::ProcessRun Shell(const std::string& command) {
 
 TEST(BlasKernelTest, AProgramStartedOnGenericKernelsRestartsOnTheBestOne) {
   const std::string best = BestKernel(DetectCpuFeatures());
-  if (CurrentBlasKernel().empty() || best.empty()) {
-    GTEST_SKIP() << "the BLAS is not OpenBLAS, or this CPU has only SSE";
+  if (BlasLibrary().find("openblas") == std::string::npos || best.empty()) {
+    GTEST_SKIP() << "the BLAS is " << BlasLibrary()
+                 << ", not OpenBLAS, or this CPU has only SSE";
   }
+  // OpenBLAS answers sgemm_ here: the check must see its kernel.
+  ASSERT_NE(CurrentBlasKernel(), "");
   // The suite runs with ASYNCRL_BLAS_KERNEL=keep (tests/CMakeLists.txt).
   const std::string clean =
       "env -u ASYNCRL_BLAS_KERNEL -u ASYNCRL_BLAS_REEXEC ";
@@ -110,6 +115,20 @@ TEST(BlasKernelTest, AProgramStartedOnGenericKernelsRestartsOnTheBestOne) {
   EXPECT_EQ(user.output.find("restarting"), std::string::npos) << user.output;
   EXPECT_NE(user.output.find("(OpenBLAS kernel Prescott)\n"), std::string::npos)
       << user.output;
+  // Another library answering sgemm_ (here BLIS, where installed) is left
+  // alone although OpenBLAS is loaded too (through LAPACK).
+  const std::string blis = "/usr/lib/x86_64-linux-gnu/blis-serial";
+  if (std::filesystem::exists(blis + "/libblas.so.3")) {
+    const testing::ProcessRun other = Shell(
+        clean + "LD_LIBRARY_PATH=" + blis +
+        " OPENBLAS_CORETYPE=Prescott ASYNCRL_BLAS_TEST_FORCED_CORETYPE=1 " +
+        bin + " --version");
+    EXPECT_EQ(other.output.find("restarting"), std::string::npos)
+        << other.output;
+    EXPECT_NE(other.output.find("blas: " + blis + "/libblas.so.3\n"),
+              std::string::npos)
+        << other.output;
+  }
   // And ASYNCRL_BLAS_KERNEL=keep keeps OpenBLAS's own choice.
   const testing::ProcessRun keep = Shell(
       "env -u ASYNCRL_BLAS_REEXEC ASYNCRL_BLAS_KERNEL=keep "
