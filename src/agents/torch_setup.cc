@@ -1,8 +1,6 @@
 #include "asyncrl/agents/torch_setup.h"
 
 #include <dlfcn.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <torch/torch.h>
 
 namespace asyncrl {
@@ -25,19 +23,6 @@ void ConfigureTorchForFork() {
     return true;
   }();
   (void)done;
-}
-
-std::string BlasLibrary() {
-  // The library that provides sgemm_, following the alternatives symlinks.
-  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
-  Dl_info info{};
-  if (sgemm == nullptr || dladdr(sgemm, &info) == 0 ||
-      info.dli_fname == nullptr) {
-    return "unknown (sgemm_ not found)";
-  }
-  char resolved[PATH_MAX];
-  if (realpath(info.dli_fname, resolved) == nullptr) return info.dli_fname;
-  return resolved;
 }
 
 }  // namespace asyncrl

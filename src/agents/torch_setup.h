@@ -11,11 +11,8 @@ namespace asyncrl {
 
 // Idempotent. Must run before the first tensor operation of the process.
 // Also limits OpenBLAS (if that is the BLAS in use) to one thread.
+// (Which BLAS and kernel run: misc/blas_kernel.h.)
 void ConfigureTorchForFork();
-
-// The resolved path of the BLAS library LibTorch calls (the one providing
-// sgemm_), e.g. /usr/lib/x86_64-linux-gnu/openblas-serial/libblas.so.3.
-std::string BlasLibrary();
 
 }  // namespace asyncrl
 

@@ -99,22 +99,25 @@ BlasKernelDecision DecideBlasKernel(const std::string& current,
   return d;
 }
 
-std::string CurrentBlasKernel() {
-  // OpenBLAS may be loaded (through LAPACK) while another library answers
-  // sgemm_ (LD_LIBRARY_PATH, alternatives): only OpenBLAS's own sgemm_
-  // runs its kernels.
+std::string BlasLibrary() {
   // The loader names the library by the path it opened, e.g. the
   // alternatives symlink /lib/x86_64-linux-gnu/libblas.so.3: resolve it.
   void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
   Dl_info info{};
   if (sgemm == nullptr || dladdr(sgemm, &info) == 0 ||
       info.dli_fname == nullptr) {
-    return "";
+    return "unknown (sgemm_ not found)";
   }
   char resolved[PATH_MAX];
-  const char* path =
-      realpath(info.dli_fname, resolved) != nullptr ? resolved : info.dli_fname;
-  if (std::strstr(path, "openblas") == nullptr) return "";
+  if (realpath(info.dli_fname, resolved) == nullptr) return info.dli_fname;
+  return resolved;
+}
+
+std::string CurrentBlasKernel() {
+  // OpenBLAS may be loaded (through LAPACK) while another library answers
+  // sgemm_ (LD_LIBRARY_PATH, alternatives): only OpenBLAS's own sgemm_
+  // runs its kernels.
+  if (BlasLibrary().find("openblas") == std::string::npos) return "";
   using CoreName = char* (*)();
   auto* name =
       reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));

@@ -49,6 +49,10 @@ BlasKernelDecision DecideBlasKernel(const std::string& current,
                                     const CpuFeatures& cpu,
                                     const char* user_coretype, bool reexecuted);
 
+// The resolved path of the BLAS library LibTorch calls (the one answering
+// sgemm_), e.g. /usr/lib/x86_64-linux-gnu/openblas-serial/libblas.so.3.
+std::string BlasLibrary();
+
 // The kernel OpenBLAS runs in this process (openblas_get_corename), or ""
 // if the library that answers sgemm_ is not OpenBLAS's.
 std::string CurrentBlasKernel();

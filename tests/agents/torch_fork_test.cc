@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "asyncrl/agents/torch_setup.h"
+#include "asyncrl/misc/blas_kernel.h"
 #include "asyncrl/misc/process_group.h"
 
 namespace asyncrl {

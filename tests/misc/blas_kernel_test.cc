@@ -11,7 +11,6 @@
 #include <string>
 
 #include "../experiments/test_helpers.h"
-#include "asyncrl/agents/torch_setup.h"
 
 namespace asyncrl {
 namespace {
