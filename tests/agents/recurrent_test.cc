@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <tuple>
 
@@ -38,6 +39,9 @@ struct RowStep {
   double reward = 0;
   End end = End::kNone;
   Obs next_obs;  // The observation after the step.
+  // log mu(action) when the parameters that acted differ from those of the
+  // update (--fresh-params); NaN: on-policy.
+  double behaviour_log_prob = std::nan("");
 };
 
 // A policy (Gaussian or softmax) and a policy target (its value target
@@ -70,6 +74,40 @@ class RecurrentA3CTest
     return options;
   }
 
+  // log pi(action) and the entropy of one step's output, with autograd.
+  static std::pair<torch::Tensor, torch::Tensor> PolicyTermsOf(
+      const ModelOutput& out, const std::vector<float>& action) {
+    if (out.logits.defined()) {
+      const auto lp = torch::log_softmax(out.logits.squeeze(0), -1);
+      return {lp[static_cast<int64_t>(action[0])], -(lp.exp() * lp).sum()};
+    }
+    const auto a = Double(action);
+    const auto mean = out.mean.squeeze(0);
+    const auto log_std = out.log_std.squeeze(0);
+    return {(-(a - mean).pow(2) / (2 * torch::exp(2 * log_std)) - log_std -
+             0.5 * std::log(2 * M_PI))
+                .sum(),
+            (0.5 + 0.5 * std::log(2 * M_PI) + log_std).sum()};
+  }
+
+  // Records in every step the log-probability of its action under `model`
+  // (the parameters that acted), replaying each row's state from `states`.
+  static void SetBehaviour(RecurrentActorCritic& model,
+                           std::vector<std::vector<RowStep>>* rows,
+                           std::vector<torch::Tensor> states) {
+    torch::NoGradGuard g;
+    for (size_t r = 0; r < rows->size(); ++r) {
+      for (RowStep& s : (*rows)[r]) {
+        const auto x = Double(s.obs).view({1, -1});
+        const RecurrentStep step = model.CoreStep(model.Encode(x), states[r]);
+        s.behaviour_log_prob = PolicyTermsOf(model.Heads(step.hidden), s.action)
+                                   .first.item<double>();
+        states[r] = step.state;
+        if (s.end != End::kNone) states[r] = torch::zeros_like(states[r]);
+      }
+    }
+  }
+
   // The reference formulation for one environment's part of a rollout:
   // one forward step with autograd per time step from `state` ([1, S]),
   // the state zeroed after an episode end, bootstrap values from the state
@@ -95,6 +133,13 @@ class RecurrentA3CTest
       }
       if (steps[i].end != End::kNone) state = torch::zeros_like(state);
     }
+    std::vector<torch::Tensor> log_probs;
+    std::vector<torch::Tensor> entropies;
+    for (int64_t i = 0; i < n; ++i) {
+      auto [log_prob, entropy] = PolicyTermsOf(outs[i], steps[i].action);
+      log_probs.push_back(log_prob);
+      entropies.push_back(entropy);
+    }
     // The targets of this row's sequences (tests/agents/reference_targets.h).
     testing::ReferenceSequence seq;
     for (int64_t i = 0; i < n; ++i) {
@@ -102,6 +147,10 @@ class RecurrentA3CTest
       seq.rewards.push_back(steps[i].reward);
       seq.values.push_back(outs[i].value.item<double>());
       seq.stops.push_back(last || steps[i].end != End::kNone);
+      if (!std::isnan(steps[i].behaviour_log_prob)) {
+        seq.ratios.push_back(std::exp(log_probs[i].item<double>() -
+                                      steps[i].behaviour_log_prob));
+      }
     }
     for (int64_t i = 0; i < n; ++i) {
       seq.successors.push_back(steps[i].end == End::kTerminal ? 0.0
@@ -114,24 +163,9 @@ class RecurrentA3CTest
     torch::Tensor pi_loss = torch::zeros({}, torch::kDouble);
     torch::Tensor v_loss = torch::zeros({}, torch::kDouble);
     for (int64_t i = n - 1; i >= 0; --i) {
-      const ModelOutput& out = outs[i];
-      const auto v = out.value.squeeze();
-      torch::Tensor log_prob;
-      torch::Tensor entropy;
-      if (out.logits.defined()) {
-        const auto lp = torch::log_softmax(out.logits.squeeze(0), -1);
-        log_prob = lp[static_cast<int64_t>(steps[i].action[0])];
-        entropy = -(lp.exp() * lp).sum();
-      } else {
-        const auto a = Double(steps[i].action);
-        const auto mean = out.mean.squeeze(0);
-        const auto log_std = out.log_std.squeeze(0);
-        log_prob = (-(a - mean).pow(2) / (2 * torch::exp(2 * log_std)) -
-                    log_std - 0.5 * std::log(2 * M_PI))
-                       .sum();
-        entropy = (0.5 + 0.5 * std::log(2 * M_PI) + log_std).sum();
-      }
-      pi_loss = pi_loss - log_prob * ref.advantages[i] - o.beta * entropy;
+      const auto v = outs[i].value.squeeze();
+      pi_loss =
+          pi_loss - log_probs[i] * ref.advantages[i] - o.beta * entropies[i];
       v_loss = v_loss + (v - ref.value_targets[i]).pow(2) / 2;
     }
     return pi_loss * o.pi_loss_coef + v_loss * o.v_loss_coef;
@@ -186,7 +220,8 @@ class RecurrentA3CTest
   // Plays one rollout of t_max steps on K rows with the given episode ends
   // (ends[step][row]); returns what each row saw.
   std::vector<std::vector<RowStep>> PlayRollout(
-      A3C& agent, const std::vector<std::vector<End>>& ends) {
+      A3C& agent, const std::vector<std::vector<End>>& ends,
+      const std::function<void()>& before_last_outcome = nullptr) {
     std::vector<std::vector<RowStep>> rows(kK);
     for (size_t s = 0; s < ends.size(); ++s) {
       const auto obs_t = torch::randn({kK * kObs}).contiguous();
@@ -217,6 +252,7 @@ class RecurrentA3CTest
         episode_end.push_back(step.end != End::kNone);
         rows[r].push_back(step);
       }
+      if (s + 1 == ends.size() && before_last_outcome) before_last_outcome();
       agent.BatchObserveAndTrain(View(next), rewards, terminal, episode_end,
                                  /*end_rollout=*/false);
     }
@@ -260,6 +296,55 @@ TEST_P(RecurrentA3CTest, BatchedUpdateEqualsStepByStep) {
   expected = StepwiseGrads(*reference, rows2, start, options);
   batched = agent.local().grads();
   testing::ExpectFloatMatchesDouble(batched, expected, "update 2");
+}
+
+// --fresh-params: another worker moves the shared parameters after this
+// one acted; the update recomputes the rollout (from its stored initial
+// state) with the moved parameters and corrects with the importance ratios
+// against the parameters that acted. Only the targets that correct.
+TEST_P(RecurrentA3CTest, FreshParametersAreCorrectedByTheRatios) {
+  A3COptions options = Options();
+  if (!CorrectsOffPolicy(options.PolicyTargetKind())) {
+    GTEST_SKIP() << "--fresh-params needs --policy-target vtrace or upgo";
+  }
+  options.fresh_params = true;
+  options.vtrace_rho_bar = 1.2;
+  options.vtrace_c_bar = 0.9;
+  A3C agent(MakeModel(), Space::Box({kObs}, -10.0f, 10.0f), ActionSpace(),
+            options);
+  std::vector<float> shared(agent.SharedSizes().params);
+  std::vector<float> ms(agent.SharedSizes().optimizer);
+  SharedCounters counters;
+  agent.BindShared({shared.data(), ms.data(), &counters}, true);
+  auto reference = MakeModel();  // The weights that act, in double.
+  reference->to(torch::kDouble);
+  const int64_t s = reference->StateSize();
+  torch::manual_seed(11);
+  std::vector<float> moved;
+  auto rows = PlayRollout(agent,
+                          {{End::kNone, End::kNone},
+                           {End::kTerminal, End::kNone},
+                           {End::kNone, End::kTruncated}},
+                          [&] {
+                            for (size_t i = 0; i < shared.size(); ++i) {
+                              shared[i] +=
+                                  0.3f * std::sin(static_cast<float>(i));
+                            }
+                            moved = shared;
+                          });
+  ASSERT_EQ(agent.num_updates(), 1);
+  const std::vector<torch::Tensor> zero = {
+      torch::zeros({1, s}, torch::kDouble),
+      torch::zeros({1, s}, torch::kDouble)};
+  SetBehaviour(*reference, &rows, zero);
+  CopyParams(torch::tensor(moved), *reference);
+  const torch::Tensor expected = StepwiseGrads(*reference, rows, zero, options);
+  testing::ExpectFloatMatchesDouble(agent.local().grads(), expected, "fresh");
+  double max_log_ratio = 0;
+  for (float lr : agent.last_update().log_ratios) {
+    max_log_ratio = std::max(max_log_ratio, std::abs(double{lr}));
+  }
+  EXPECT_GT(max_log_ratio, 0.01) << "the parameters did not move";
 }
 
 // The trainer ends a rollout early when the next batch is smaller (the last

@@ -171,6 +171,19 @@ TEST(TrainA3CTest, HelpAndVersionExitZero) {
   const ProcessRun version = TrainA3C("--version");
   EXPECT_EQ(version.status, 0);
   EXPECT_EQ(version.output.rfind("train_a3c ", 0), 0u) << version.output;
+  // The revision of the tree the binary was built from, recorded at build
+  // time (cmake/build_info.cmake), not at the last CMake configure; run
+  // the tests after building, before changing tracked files.
+  const std::string git = std::string("git -C ") + ASYNCRL_SOURCE_DIR;
+  const ProcessRun head = Exec(git, "rev-parse --short HEAD");
+  if (head.status == 0) {
+    std::string revision = head.Lines().at(0);
+    const ProcessRun changes =
+        Exec(git, "status --porcelain --untracked-files=no");
+    if (!changes.output.empty()) revision += "-dirty";
+    EXPECT_NE(version.output.find(" (" + revision + ")\n"), std::string::npos)
+        << version.output;
+  }
 }
 
 TEST(TrainA3CTest, RunCreatesANewFolderWithEverythingAndDemoLoadsIt) {
