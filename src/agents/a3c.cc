@@ -29,8 +29,8 @@ void A3COptions::Validate() const {
           "average_value_decay", average_value_decay, "a number in [0, 1]");
   Require(average_entropy_decay >= 0 && average_entropy_decay <= 1,
           "average_entropy_decay", average_entropy_decay, "a number in [0, 1]");
-  const PolicyTarget policy = PolicyTargetKind();
-  ValueTargetKind();
+  const PolicyTarget policy = PolicyTargetKind();  // Throws if unknown.
+  (void)ValueTargetKind();                         // Likewise.
   Require(lambda >= 0 && lambda <= 1, "lambda", lambda, "a number in [0, 1]");
   Require(std::isfinite(vtrace_rho_bar) && vtrace_rho_bar > 0, "vtrace_rho_bar",
           vtrace_rho_bar, "a finite number > 0");
@@ -387,10 +387,11 @@ A3C::Losses A3C::ComputeLosses() {
   const auto advantages = torch::from_blob(info.advantages.data(), {n});
 
   Losses losses;
-  losses.pi_loss = -(policy.log_prob * advantages).sum() -
-                   options_.beta * policy.entropy.sum();
+  const torch::Tensor entropy_sum = policy.entropy.sum();
+  losses.pi_loss =
+      -(policy.log_prob * advantages).sum() - options_.beta * entropy_sum;
   losses.v_loss = (v - returns).pow(2).sum() / 2;
-  info.entropy = policy.entropy.detach().mean().item<double>();
+  info.entropy = entropy_sum.item<double>() / static_cast<double>(n);
   return losses;
 }
 

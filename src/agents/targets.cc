@@ -219,6 +219,10 @@ Targets ComputeTargets(PolicyTarget policy, ValueTarget value,
       t.value_targets = ToFloat(get_vtrace().values);
       break;
   }
+  const std::vector<double> upgo =
+      policy == PolicyTarget::kUpgo
+          ? UpgoReturns(in, params.gamma, params.lambda)
+          : std::vector<double>();
   t.advantages.resize(n);
   for (int64_t i = 0; i < n; ++i) {
     const double v = in.values[i];
@@ -234,17 +238,10 @@ Targets ComputeTargets(PolicyTarget policy, ValueTarget value,
         a = get_vtrace().advantages[i];
         break;
       case PolicyTarget::kUpgo:
-        break;  // Below: one walk for all rows.
+        a = std::min(params.rho_bar, Ratio(in, i)) * (upgo[i] - v);
+        break;
     }
     t.advantages[i] = static_cast<float>(a);
-  }
-  if (policy == PolicyTarget::kUpgo) {
-    const std::vector<double> upgo =
-        UpgoReturns(in, params.gamma, params.lambda);
-    for (int64_t i = 0; i < n; ++i) {
-      const double rho = std::min(params.rho_bar, Ratio(in, i));
-      t.advantages[i] = static_cast<float>(rho * (upgo[i] - in.values[i]));
-    }
   }
   if (in.log_ratios.size > 0 && n > 0) {
     double sum = 0.0;
