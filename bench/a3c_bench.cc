@@ -1,9 +1,10 @@
 // A3C throughput on the reference discrete network (policy and value MLPs
 // 200-200) and CartPole-v1 with t_max 5:
-//  - BM_AgentEnvLoop/K/T: a bare loop of one agent and K environments in
+//  - BM_AgentEnvLoop/K/T/F: a bare loop of one agent and K environments in
 //    one process (no trainer), environment steps per second, with the
-//    hierarchical timers on (T=1) or off (T=0) to measure their cost;
-//  - BM_Trainer/P: the whole trainer (train_agent_async) with P worker
+//    hierarchical timers on (T=1) or off (T=0) to measure their cost, and
+//    the fast path (agents/dense_path.h) on (F=1) or off (F=0, LibTorch);
+//  - BM_Trainer/P/F: the whole trainer (train_agent_async) with P worker
 //    processes, global steps per second, evaluation off.
 #include <benchmark/benchmark.h>
 
@@ -17,12 +18,13 @@
 namespace asyncrl {
 namespace {
 
-std::unique_ptr<A3C> MakeAgent(int idx) {
+std::unique_ptr<A3C> MakeAgent(int idx, bool fast) {
   torch::manual_seed(0);
   auto probe = MakeEnv("CartPole-v1");
   A3COptions options;
   options.t_max = 5;
   options.seed = static_cast<uint64_t>(idx);
+  options.no_fast_path = !fast;
   return std::make_unique<A3C>(
       FcSoftmaxActorCritic(probe->ObservationSpace().FlatSize(),
                            probe->ActionSpace().n)
@@ -34,7 +36,7 @@ void BM_AgentEnvLoop(benchmark::State& state) {
   ConfigureTorchForFork();
   const int64_t k = state.range(0);
   TimerTree::Process().set_enabled(state.range(1) != 0);
-  auto agent = MakeAgent(0);
+  auto agent = MakeAgent(0, state.range(2) != 0);
   std::vector<std::unique_ptr<Env>> envs;
   const int64_t obs_size = 4;
   std::vector<float> obs(k * obs_size), next(k * obs_size);
@@ -71,13 +73,14 @@ void BM_AgentEnvLoop(benchmark::State& state) {
   TimerTree::Process().Clear();
 }
 BENCHMARK(BM_AgentEnvLoop)
-    ->ArgNames({"envs", "timers"})
-    ->ArgsProduct({{1, 4, 16, 64}, {1, 0}})
+    ->ArgNames({"envs", "timers", "fast"})
+    ->ArgsProduct({{1, 4, 16, 64}, {1, 0}, {1, 0}})
     ->UseRealTime();
 
 void BM_Trainer(benchmark::State& state) {
   ConfigureTorchForFork();
   const int processes = static_cast<int>(state.range(0));
+  const bool fast = state.range(1) != 0;
   RunTrainerBenchmark(
       state, processes, 40000 * processes,
       [](int, bool) {
@@ -85,11 +88,13 @@ void BM_Trainer(benchmark::State& state) {
         o.reward_scale = 0.01;
         return MakeEnv("CartPole-v1", o);
       },
-      [](int idx) -> std::unique_ptr<Agent> { return MakeAgent(idx); });
+      [fast](int idx) -> std::unique_ptr<Agent> {
+        return MakeAgent(idx, fast);
+      });
 }
 BENCHMARK(BM_Trainer)
-    ->Arg(1)
-    ->Arg(2)
+    ->ArgNames({"processes", "fast"})
+    ->ArgsProduct({{1, 2}, {1, 0}})
     ->UseManualTime()
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond);

@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build g++ pkg-config ccache
   libtorch-dev
   libopenblas0-serial          # LibTorch on the reference BLAS is ~6x slower
+  libblas-dev                  # cblas.h and libblas.so for the fast path
   libboost-dev libboost-program-options-dev
   libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev

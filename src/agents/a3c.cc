@@ -115,7 +115,12 @@ FlagSpecs A3COptions::Flags() {
        "each update, so the gradient is taken at the parameters it is "
        "applied to (needs --policy-target vtrace or upgo; the value target is "
        "corrected only if it is vtrace)",
-       &fresh_params}};
+       &fresh_params},
+      {"no-fast-path",
+       "compute fc-softmax and fc-gaussian with LibTorch like the other "
+       "archs instead of the fast path (same results to rounding, slower; "
+       "for comparison)",
+       &no_fast_path}};
   for (FlagSpec& flag : optimizer.Flags()) flags.push_back(std::move(flag));
   return flags;
 }
@@ -142,6 +147,12 @@ A3C::A3C(std::shared_ptr<ActorCriticModel> model,
   }
   state_size_ = model_->StateSize();
   local_ = std::make_unique<FlatParameters>(*model_);
+  if (!options_.no_fast_path) {
+    if (const auto description = model_->Describe()) {
+      fast_ = std::make_unique<DenseActorCritic<float>>(
+          DenseLayout::Of(*description, *local_));
+    }
+  }
   const int64_t n = local_->size();
   owned_params_.assign(local_->params_data(), local_->params_data() + n);
   owned_ms_.assign(n, 0.0f);
@@ -178,35 +189,67 @@ void A3C::ChooseActions(FloatView obs, int64_t k, bool deterministic,
                         bool record) {
   ASYNCRL_CHECK_EQ(obs.size, k * obs_size_);
   ScopedTimer timer("act");
-  c10::InferenceMode guard;
-  const auto x = torch::from_blob(const_cast<float*>(obs.data), {k, obs_size_});
-  // The rows' recurrent state (none for feed-forward models) goes in and
-  // the state after the step comes back into the same floats.
-  std::vector<float>& state = record ? train_state_ : eval_state_;
-  const auto size = static_cast<size_t>(k * state_size_);
-  if (state.size() != size) state.assign(size, 0.0f);
-  const ModelStep step = model_->Step(
-      x, size == 0 ? torch::Tensor()
-                   : torch::from_blob(state.data(), {k, state_size_}));
-  if (size > 0) {
-    const auto next_state = step.state.contiguous();
-    std::memcpy(state.data(), next_state.data_ptr<float>(),
-                size * sizeof(float));
+  const PolicyKind kind = model_->Kind();
+  // The forward pass's rows: logits (categorical) or means and log standard
+  // deviations (Gaussian), and values. `outputs` keeps LibTorch's alive.
+  const float* policy_rows = nullptr;
+  const float* log_std_rows = nullptr;
+  const float* v = nullptr;
+  std::vector<torch::Tensor> outputs;
+  if (fast_ != nullptr) {
+    const float* params = local_->params_data();
+    fast_->Forward(params, obs.data, k);
+    policy_rows = fast_->policy();
+    v = fast_->values();
+    if (kind == PolicyKind::kGaussian) {
+      const float* log_std = params + fast_->layout().log_std;
+      fast_log_std_.resize(static_cast<size_t>(k * action_size_));
+      for (int64_t r = 0; r < k; ++r) {
+        std::copy(log_std, log_std + action_size_,
+                  fast_log_std_.begin() + r * action_size_);
+      }
+      log_std_rows = fast_log_std_.data();
+    }
+  } else {
+    c10::InferenceMode guard;
+    const auto x =
+        torch::from_blob(const_cast<float*>(obs.data), {k, obs_size_});
+    // The rows' recurrent state (none for feed-forward models) goes in and
+    // the state after the step comes back into the same floats.
+    std::vector<float>& state = record ? train_state_ : eval_state_;
+    const auto size = static_cast<size_t>(k * state_size_);
+    if (state.size() != size) state.assign(size, 0.0f);
+    const ModelStep step = model_->Step(
+        x, size == 0 ? torch::Tensor()
+                     : torch::from_blob(state.data(), {k, state_size_}));
+    if (size > 0) {
+      const auto next_state = step.state.contiguous();
+      std::memcpy(state.data(), next_state.data_ptr<float>(),
+                  size * sizeof(float));
+    }
+    const ModelOutput& out = step.output;
+    outputs.push_back(out.value.contiguous());
+    v = outputs.back().data_ptr<float>();
+    if (kind == PolicyKind::kCategorical) {
+      outputs.push_back(out.logits.contiguous());
+      policy_rows = outputs.back().data_ptr<float>();
+    } else {
+      outputs.push_back(out.mean.contiguous());
+      policy_rows = outputs.back().data_ptr<float>();
+      outputs.push_back(out.log_std.contiguous());
+      log_std_rows = outputs.back().data_ptr<float>();
+    }
   }
-  const ModelOutput& out = step.output;
-  const auto values = out.value.contiguous();
-  const float* v = values.data_ptr<float>();
   actions_.resize(k);
   std::vector<double>& entropies = scratch_entropies_;
   entropies.resize(k);
   scratch_log_probs_.resize(k);
   double* log_probs = record ? scratch_log_probs_.data() : nullptr;
-  if (model_->Kind() == PolicyKind::kCategorical) {
-    const auto logits = out.logits.contiguous();
+  if (kind == PolicyKind::kCategorical) {
     scratch_indices_.resize(k);
-    Categorical::Sample(logits.data_ptr<float>(), k, action_space_.n,
-                        deterministic, rng_, scratch_indices_.data(),
-                        entropies.data(), &scratch_probs_, log_probs);
+    Categorical::Sample(policy_rows, k, action_space_.n, deterministic, rng_,
+                        scratch_indices_.data(), entropies.data(),
+                        &scratch_probs_, log_probs);
     for (int64_t r = 0; r < k; ++r) {
       actions_[r] = Action::Discrete(scratch_indices_[r]);
     }
@@ -215,14 +258,11 @@ void A3C::ChooseActions(FloatView obs, int64_t k, bool deterministic,
                               scratch_indices_.end());
     }
   } else {
-    const auto mean = out.mean.contiguous();
-    const auto log_std = out.log_std.contiguous();
     const int64_t d = action_size_;
     std::vector<float>& samples = scratch_samples_;
     samples.resize(k * d);
-    Gaussian::Sample(mean.data_ptr<float>(), log_std.data_ptr<float>(), k, d,
-                     deterministic, rng_, samples.data(), entropies.data(),
-                     log_probs);
+    Gaussian::Sample(policy_rows, log_std_rows, k, d, deterministic, rng_,
+                     samples.data(), entropies.data(), log_probs);
     // The rollout keeps the sample; the environment gets it clipped into
     // its bounds.
     if (record) {
@@ -366,10 +406,25 @@ A3C::Losses A3C::ComputeLosses() {
       info.log_ratios[i] = lp[i] - rollout_.behaviour_log_probs[i];
     }
   }
+  SetTargets(values.data_ptr<float>(), boot.data_ptr<float>());
+  const auto returns = torch::from_blob(info.returns.data(), {n});
+  const auto advantages = torch::from_blob(info.advantages.data(), {n});
+
+  Losses losses;
+  const torch::Tensor entropy_sum = policy.entropy.sum();
+  losses.pi_loss =
+      -(policy.log_prob * advantages).sum() - options_.beta * entropy_sum;
+  losses.v_loss = (v - returns).pow(2).sum() / 2;
+  info.entropy = entropy_sum.item<double>() / static_cast<double>(n);
+  return losses;
+}
+
+void A3C::SetTargets(const float* values, const float* bootstrap_values) {
+  A3CUpdateInfo& info = last_update_;
   const TargetInputs inputs{
       rollout_,
-      {values.data_ptr<float>(), n},
-      {boot.data_ptr<float>(), rollout_.num_bootstrap},
+      {values, rollout_.rows()},
+      {bootstrap_values, rollout_.num_bootstrap},
       {info.log_ratios.data(), static_cast<int64_t>(info.log_ratios.size())}};
   TargetParams params;
   params.gamma = options_.gamma;
@@ -383,19 +438,66 @@ A3C::Losses A3C::ComputeLosses() {
   info.advantages = std::move(targets.advantages);
   info.mean_ratio = targets.mean_ratio;
   info.clipped_fraction = targets.clipped_fraction;
-  const auto returns = torch::from_blob(info.returns.data(), {n});
-  const auto advantages = torch::from_blob(info.advantages.data(), {n});
-
-  Losses losses;
-  const torch::Tensor entropy_sum = policy.entropy.sum();
-  losses.pi_loss =
-      -(policy.log_prob * advantages).sum() - options_.beta * entropy_sum;
-  losses.v_loss = (v - returns).pow(2).sum() / 2;
-  info.entropy = entropy_sum.item<double>() / static_cast<double>(n);
-  return losses;
 }
 
-torch::Tensor A3C::TotalLoss(const Losses& losses) const {
+void A3C::FastLossGradient() {
+  const int64_t n = rollout_.rows();
+  ASYNCRL_CHECK_GT(n, 0);
+  ASYNCRL_CHECK_EQ(static_cast<int64_t>(rollout_.behaviour_log_probs.size()),
+                   n);
+  const bool off_policy = options_.fresh_params;  // As in ComputeLosses.
+  if (off_policy) {
+    ScopedTimer refresh("refresh");
+    RefreshLocal();
+  }
+  const float* params = local_->params_data();
+  const bool categorical = model_->Kind() == PolicyKind::kCategorical;
+  const int64_t* actions = categorical ? rollout_.actions.data() : nullptr;
+  const float* cont_actions =
+      categorical ? nullptr : rollout_.cont_actions.data();
+  A3CUpdateInfo& info = last_update_;
+  {
+    ScopedTimer forward("forward");
+    // One pass over the rollout's rows and the bootstrap observations.
+    fast_obs_.assign(rollout_.obs.begin(), rollout_.obs.end());
+    fast_obs_.insert(fast_obs_.end(), rollout_.bootstrap_obs.begin(),
+                     rollout_.bootstrap_obs.end());
+    fast_->Forward(params, fast_obs_.data(), n + rollout_.num_bootstrap);
+    fast_log_probs_.resize(n);
+    fast_entropies_.resize(n);
+    fast_->EvaluateActions(params, n, actions, cont_actions,
+                           fast_log_probs_.data(), fast_entropies_.data());
+    info.log_ratios.clear();
+    if (off_policy) {
+      info.log_ratios.resize(n);
+      for (int64_t i = 0; i < n; ++i) {
+        info.log_ratios[i] = static_cast<float>(
+            fast_log_probs_[i] - rollout_.behaviour_log_probs[i]);
+      }
+    }
+    const float* values = fast_->values();
+    SetTargets(values, values + n);
+    double pi_loss = 0;
+    double v_loss = 0;
+    double entropy_sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      pi_loss -= fast_log_probs_[i] * info.advantages[i];
+      entropy_sum += fast_entropies_[i];
+      const double error = double{values[i]} - info.returns[i];
+      v_loss += error * error / 2;
+    }
+    info.pi_loss = pi_loss - options_.beta * entropy_sum;
+    info.v_loss = v_loss;
+    info.entropy = entropy_sum / static_cast<double>(n);
+  }
+  ScopedTimer backward("backward");
+  const auto [pi_scale, v_scale] = LossScales();
+  fast_->LossGradient(params, n, actions, cont_actions, info.advantages.data(),
+                      info.returns.data(), options_.beta, pi_scale, v_scale,
+                      local_->grads_data());
+}
+
+std::pair<double, double> A3C::LossScales() const {
   double pi_scale = options_.pi_loss_coef;
   double v_scale = options_.v_loss_coef;
   const auto steps = static_cast<double>(rollout_.steps);
@@ -411,20 +513,23 @@ torch::Tensor A3C::TotalLoss(const Losses& losses) const {
   // With K environments the rollout holds K sequences: average them so the
   // step size does not grow with K.
   const auto k = static_cast<double>(rollout_.batch);
-  return (losses.pi_loss * pi_scale + losses.v_loss * v_scale) / k;
+  return {pi_scale / k, v_scale / k};
 }
 
 void A3C::Update() {
   ScopedTimer timer("update");
-  torch::Tensor loss;
-  {
-    ScopedTimer forward("forward");
-    const Losses losses = ComputeLosses();
-    last_update_.pi_loss = losses.pi_loss.item<double>();
-    last_update_.v_loss = losses.v_loss.item<double>();
-    loss = TotalLoss(losses);
-  }
-  {
+  if (fast_ != nullptr) {
+    FastLossGradient();
+  } else {
+    torch::Tensor loss;
+    {
+      ScopedTimer forward("forward");
+      const Losses losses = ComputeLosses();
+      last_update_.pi_loss = losses.pi_loss.item<double>();
+      last_update_.v_loss = losses.v_loss.item<double>();
+      const auto [pi_scale, v_scale] = LossScales();
+      loss = losses.pi_loss * pi_scale + losses.v_loss * v_scale;
+    }
     ScopedTimer backward("backward");
     local_->ZeroGrads();
     loss.backward();

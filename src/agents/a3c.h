@@ -15,7 +15,11 @@
 // A recurrent model's state is carried across steps, one row per
 // environment, reset at episode ends and kept out of the graph between
 // updates (it is stored as plain floats); feed-forward models have a state
-// of size 0. Act() keeps its own state, reset by StopEpisode(). Parameters,
+// of size 0. Act() keeps its own state, reset by StopEpisode().
+// Models that describe themselves as two MLPs (fc-softmax, fc-gaussian)
+// take the fast path instead of LibTorch for acting and the update: the same
+// function computed with BLAS calls on the flat parameters
+// (agents/dense_path.h); --no-fast-path turns it off. Parameters,
 // gradients and optimizer statistics are flat arrays, so clipping, the
 // optimizer step and the refresh are single passes.
 #ifndef ASYNCRL_AGENTS_A3C_H_
@@ -26,6 +30,7 @@
 #include <vector>
 
 #include "asyncrl/agents/agent.h"
+#include "asyncrl/agents/dense_path.h"
 #include "asyncrl/agents/flat_parameters.h"
 #include "asyncrl/agents/models.h"
 #include "asyncrl/agents/rollout.h"
@@ -61,6 +66,11 @@ struct A3COptions {
   // The value target is corrected only if it is vtrace (td-lambda and nstep
   // regress to the off-policy returns, as HandyRL's do).
   bool fresh_params = false;
+  // Models that describe themselves as two MLPs (fc-softmax, fc-gaussian)
+  // act and learn through the fast path (agents/dense_path.h) unless this
+  // is set; the others always use LibTorch. The two compute the same
+  // function; this exists for comparison (--no-fast-path).
+  bool no_fast_path = false;
   RmspropOptions optimizer;
   uint64_t seed = 0;  // Action sampling.
 
@@ -142,6 +152,8 @@ class A3C : public BatchAgent, public LearningRateControl {
   const float* shared_params() const { return shared_params_; }
   const float* shared_ms() const { return shared_ms_; }
   int64_t num_updates() const { return num_updates_; }
+  // Whether acting and updates take the fast path (A3COptions::no_fast_path).
+  bool fast_path() const { return fast_ != nullptr; }
 
   const A3CUpdateInfo& last_update() const { return last_update_; }
   // Recurrent models: the training state carried between steps, [K, state
@@ -158,8 +170,15 @@ class A3C : public BatchAgent, public LearningRateControl {
   };
   // Losses of the current rollout; fills last_update_'s returns/advantages.
   Losses ComputeLosses();
-  // The loss an update differentiates: coefficients and scalings applied.
-  torch::Tensor TotalLoss(const Losses& losses) const;
+  // The weights of the policy and value losses in the loss an update
+  // differentiates: coefficients and scalings applied.
+  std::pair<double, double> LossScales() const;
+  // The fast path's update: the loss's gradient into local_'s grads, and
+  // last_update_'s terms, without LibTorch.
+  void FastLossGradient();
+  // Fills last_update_'s targets from the recomputed values [rows], the
+  // bootstrap values and last_update_.log_ratios.
+  void SetTargets(const float* values, const float* bootstrap_values);
   void Update();
   void RefreshLocal();
 
@@ -173,6 +192,11 @@ class A3C : public BatchAgent, public LearningRateControl {
   int64_t obs_size_;
   int64_t action_size_;  // 1 for Discrete.
   std::unique_ptr<FlatParameters> local_;
+  std::unique_ptr<DenseActorCritic<float>> fast_;  // Null: LibTorch.
+  std::vector<float> fast_obs_;      // The rollout's and bootstrap rows.
+  std::vector<float> fast_log_std_;  // Gaussian acting: log_std per row.
+  std::vector<double> fast_log_probs_;
+  std::vector<double> fast_entropies_;
 
   // Shared state: the trainer's region once bound, else owned storage.
   std::vector<float> owned_params_;

@@ -28,6 +28,18 @@ torch::nn::Sequential Mlp(int64_t in, const std::vector<int64_t>& hidden,
   return seq;
 }
 
+// The Linear layers of an Mlp(), input to output.
+std::vector<DenseDescription::Layer> DenseLayers(
+    const torch::nn::Sequential& seq) {
+  std::vector<DenseDescription::Layer> layers;
+  for (const auto& child : seq->children()) {
+    if (const auto* linear = child->as<torch::nn::LinearImpl>()) {
+      layers.push_back({linear->weight, linear->bias});
+    }
+  }
+  return layers;
+}
+
 int64_t ObsSize(const Space& observation_space) {
   if (observation_space.IsDiscrete()) {
     throw std::invalid_argument(
@@ -93,6 +105,15 @@ ModelOutput FcSoftmaxActorCriticImpl::Forward(const torch::Tensor& obs) {
   return out;
 }
 
+std::optional<DenseDescription> FcSoftmaxActorCriticImpl::Describe() const {
+  DenseDescription d;
+  d.kind = PolicyKind::kCategorical;
+  d.pi = DenseLayers(pi_);
+  d.v = DenseLayers(v_);
+  d.tanh = false;
+  return d;
+}
+
 void GaussianHead::Register(torch::nn::Module& module,
                             const Space& action_space) {
   log_std = module.register_parameter("log_std",
@@ -121,6 +142,18 @@ ModelOutput FcGaussianActorCriticImpl::Forward(const torch::Tensor& obs) {
   head_.Apply(pi_->forward(obs), &out);
   out.value = v_->forward(obs).squeeze(-1);
   return out;
+}
+
+std::optional<DenseDescription> FcGaussianActorCriticImpl::Describe() const {
+  DenseDescription d;
+  d.kind = PolicyKind::kGaussian;
+  d.pi = DenseLayers(pi_);
+  d.v = DenseLayers(v_);
+  d.tanh = true;
+  d.log_std = head_.log_std;
+  d.center = head_.center;
+  d.half_range = head_.half_range;
+  return d;
 }
 
 void ModelRegistry::Register(const std::string& name, Entry entry) {

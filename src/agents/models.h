@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,26 @@ struct UnrollOutput {
   torch::Tensor bootstrap_values;  // [N], outside the graph.
 };
 
+// A model made of two multilayer perceptrons over the observation, one for
+// the policy and one for the value, as the agents' fast path
+// (agents/dense_path.h) computes it without LibTorch. The tensors are the
+// model's own parameters and buffers.
+struct DenseDescription {
+  struct Layer {
+    torch::Tensor weight;  // [out, in].
+    torch::Tensor bias;    // [out].
+  };
+  PolicyKind kind = PolicyKind::kCategorical;
+  std::vector<Layer> pi;  // Input to output; the last gives the policy's
+                          // logits (or the Gaussian's unsquashed means).
+  std::vector<Layer> v;   // Input to output; the last gives the value.
+  bool tanh = false;      // Hidden activation: tanh, else ReLU.
+  // Gaussian policies (GaussianHead): log_std [D], center [D], half_range [D].
+  torch::Tensor log_std;
+  torch::Tensor center;
+  torch::Tensor half_range;
+};
+
 // Base of every actor-critic model. Not thread-safe.
 class ActorCriticModel : public torch::nn::Module {
  public:
@@ -78,6 +99,11 @@ class ActorCriticModel : public torch::nn::Module {
   // Feed-forward models: one batched Forward over the rollout's and the
   // bootstrap rows together (the values of the latter detached).
   virtual UnrollOutput Unroll(const UnrollInput& input);
+  // Models whose whole forward pass DenseDescription describes return it,
+  // so agents can take the fast path; others (the default) return nothing.
+  virtual std::optional<DenseDescription> Describe() const {
+    return std::nullopt;
+  }
 };
 
 // The Gaussian policy head shared by the Gaussian models: the mean squashed
@@ -103,6 +129,7 @@ class FcSoftmaxActorCriticImpl : public ActorCriticModel {
                            std::vector<int64_t> hidden = {200, 200});
   PolicyKind Kind() const override { return PolicyKind::kCategorical; }
   ModelOutput Forward(const torch::Tensor& obs) override;
+  std::optional<DenseDescription> Describe() const override;
 
  private:
   torch::nn::Sequential pi_{nullptr};
@@ -119,6 +146,7 @@ class FcGaussianActorCriticImpl : public ActorCriticModel {
                             std::vector<int64_t> hidden = {64, 64});
   PolicyKind Kind() const override { return PolicyKind::kGaussian; }
   ModelOutput Forward(const torch::Tensor& obs) override;
+  std::optional<DenseDescription> Describe() const override;
 
  private:
   torch::nn::Sequential pi_{nullptr};

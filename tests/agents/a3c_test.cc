@@ -264,12 +264,13 @@ struct EquivalenceCase {
   std::string value_target;
   bool fresh_params;
   bool normalize;
+  bool fast;  // The fast path (agents/dense_path.h), else LibTorch.
 };
 
 void PrintTo(const EquivalenceCase& c, std::ostream* os) {
   *os << (c.gaussian ? "Gaussian" : "Softmax") << " " << c.policy_target << "/"
       << c.value_target << (c.fresh_params ? " fresh" : "")
-      << (c.normalize ? " normalized" : "");
+      << (c.normalize ? " normalized" : "") << (c.fast ? " fast" : " libtorch");
 }
 
 class GradientEquivalenceTest
@@ -297,7 +298,9 @@ TEST_P(GradientEquivalenceTest, BatchedUpdateEqualsStepByStep) {
     options.vtrace_c_bar = 0.9;
     options.fresh_params = c.fresh_params;
     options.normalize_advantages = c.normalize;
+    options.no_fast_path = !c.fast;
     A3C agent(make_model(), Box(4), act, options);
+    ASSERT_EQ(agent.fast_path(), c.fast);
     // The shared parameters, as a trainer's region holds them.
     std::vector<float> shared(agent.SharedSizes().params);
     std::vector<float> ms(agent.SharedSizes().optimizer);
@@ -360,15 +363,17 @@ TEST_P(GradientEquivalenceTest, BatchedUpdateEqualsStepByStep) {
 
 std::vector<EquivalenceCase> EquivalenceCases() {
   std::vector<EquivalenceCase> cases;
-  for (bool gaussian : {false, true}) {
-    cases.push_back({gaussian, "nstep", "auto", false, false});
-    cases.push_back({gaussian, "gae", "auto", false, false});
-    cases.push_back({gaussian, "gae", "auto", false, true});
-    cases.push_back({gaussian, "vtrace", "auto", false, false});
-    cases.push_back({gaussian, "vtrace", "auto", true, false});
-    cases.push_back({gaussian, "upgo", "auto", false, false});
-    cases.push_back({gaussian, "upgo", "vtrace", true, false});
-    cases.push_back({gaussian, "nstep", "td-lambda", false, false});
+  for (bool fast : {true, false}) {
+    for (bool gaussian : {false, true}) {
+      cases.push_back({gaussian, "nstep", "auto", false, false, fast});
+      cases.push_back({gaussian, "gae", "auto", false, false, fast});
+      cases.push_back({gaussian, "gae", "auto", false, true, fast});
+      cases.push_back({gaussian, "vtrace", "auto", false, false, fast});
+      cases.push_back({gaussian, "vtrace", "auto", true, false, fast});
+      cases.push_back({gaussian, "upgo", "auto", false, false, fast});
+      cases.push_back({gaussian, "upgo", "vtrace", true, false, fast});
+      cases.push_back({gaussian, "nstep", "td-lambda", false, false, fast});
+    }
   }
   return cases;
 }
@@ -382,7 +387,8 @@ INSTANTIATE_TEST_SUITE_P(Targets, GradientEquivalenceTest,
                                                       : "Softmax") +
                                "_" + c.policy_target + "_" + c.value_target +
                                (c.fresh_params ? "_fresh" : "") +
-                               (c.normalize ? "_normalized" : "");
+                               (c.normalize ? "_normalized" : "") +
+                               (c.fast ? "_fast" : "_libtorch");
                            for (char& ch : name) {
                              if (ch == '-') ch = '_';
                            }

@@ -1,0 +1,136 @@
+// The fast path for small feed-forward actor-critics: the forward pass and
+// the gradient of the actor-critic loss of a model that DenseDescription
+// describes (agents/models.h: fc-softmax, fc-gaussian), computed with BLAS
+// calls directly on the flat parameter buffer (agents/flat_parameters.h):
+// no autograd, no dispatcher, no tensor allocation.
+//
+// Why: at the sizes A3C uses (1 to ~100 rows, layers of 64 to 200 units)
+// LibTorch's per-operator cost (dispatch, autograd bookkeeping, allocation:
+// a few microseconds per operator, dozens of operators per step) is most of
+// the time of a step; the arithmetic of the 4-200-200-2 network is ~41k
+// multiply-adds. Here a layer is one gemm (gemv for one row) and a loop.
+//
+// The semantics are LibTorch's, so the two paths agree to rounding
+// (tests/agents/dense_path_test.cc, and the A3C gradient tests run both):
+// Linear is x W^T + b (the bias written first and the product added, as
+// addmm does); ReLU's gradient at 0 is 0; a Gaussian's mean is
+// center + half_range * tanh(raw) with a state-independent log standard
+// deviation; log-probabilities and entropies are the ones of
+// agents/distributions.h, computed in double.
+//
+// Templated on the scalar: float is what agents run; double exists so that
+// tests can compare with LibTorch in double precision.
+#ifndef ASYNCRL_AGENTS_DENSE_PATH_H_
+#define ASYNCRL_AGENTS_DENSE_PATH_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "asyncrl/agents/flat_parameters.h"
+#include "asyncrl/agents/models.h"
+
+namespace asyncrl {
+
+// Where a described model's tensors live in its flat parameter buffer.
+struct DenseLayout {
+  struct Layer {
+    int64_t in = 0;
+    int64_t out = 0;
+    int64_t weight = 0;  // Offset of the [out, in] row-major weight.
+    int64_t bias = 0;    // Offset of the [out] bias.
+  };
+  PolicyKind kind = PolicyKind::kCategorical;
+  std::vector<Layer> pi;
+  std::vector<Layer> v;
+  bool tanh = false;
+  int64_t log_std = -1;            // Offset of the Gaussian's [D] log_std.
+  std::vector<double> center;      // Gaussian: [D].
+  std::vector<double> half_range;  // Gaussian: [D].
+
+  int64_t obs_size() const { return pi.front().in; }
+  // Logits per row (categorical) or action dimensions (Gaussian).
+  int64_t policy_size() const { return pi.back().out; }
+
+  // The offsets of `description`'s tensors in `flat` (the parameters of the
+  // model that described itself). Throws std::logic_error if a tensor is not
+  // a view into `flat`, the layers do not chain, or the description does not
+  // cover every parameter exactly once.
+  static DenseLayout Of(const DenseDescription& description,
+                        FlatParameters& flat);
+};
+
+// One instance per agent; holds the activations of its last Forward. Not
+// thread-safe.
+template <typename T>
+class DenseActorCritic {
+ public:
+  explicit DenseActorCritic(DenseLayout layout);
+
+  const DenseLayout& layout() const { return layout_; }
+
+  // The outputs for `rows` observations ([rows, obs_size], row-major) with
+  // the parameters `params` (the flat layout). Keeps the activations, and
+  // `obs` (which must stay unchanged until Backward), for Backward.
+  void Forward(const T* params, const T* obs, int64_t rows);
+  // After Forward, [rows, policy_size]: logits (categorical) or means in
+  // the action bounds (Gaussian).
+  const T* policy() const { return policy_.data(); }
+  const T* values() const { return values_.data(); }  // [rows].
+
+  // After Forward, for its first `rows` rows: log pi(a_i) and the entropy of
+  // each row's distribution, in double. Categorical actions are indices
+  // (`actions`), Gaussian ones [rows, D] floats (`cont_actions`); the other
+  // may be null. `params` are Forward's (the Gaussian's log_std).
+  void EvaluateActions(const T* params, int64_t rows, const int64_t* actions,
+                       const float* cont_actions, double* log_probs,
+                       double* entropies) const;
+
+  // After Forward, the gradient with respect to every parameter of
+  //   L = sum_{i < rows} [ -pi_scale (adv_i log pi(a_i) + beta H_i)
+  //                        + v_scale (v_i - R_i)^2 / 2 ]
+  // written into `grads` (the flat layout; every element is overwritten).
+  void LossGradient(const T* params, int64_t rows, const int64_t* actions,
+                    const float* cont_actions, const float* advantages,
+                    const float* returns, double beta, double pi_scale,
+                    double v_scale, T* grads);
+
+  // After Forward: backpropagates d L / d policy output (logits, or the
+  // means in the action bounds) and d L / d value of its first `rows` rows
+  // into the gradients of the two MLPs' weights and biases in `grads`
+  // (overwritten; the log_std gradient is left alone).
+  void Backward(const T* params, int64_t rows, const T* d_policy,
+                const T* d_values, T* grads);
+
+ private:
+  void ForwardMlp(const std::vector<DenseLayout::Layer>& layers,
+                  const T* params, const T* obs, int64_t rows,
+                  std::vector<std::vector<T>>* acts);
+  void BackwardMlp(const std::vector<DenseLayout::Layer>& layers,
+                   const T* params, int64_t rows,
+                   const std::vector<std::vector<T>>& acts, const T* d_out,
+                   T* grads);
+
+  DenseLayout layout_;
+  const T* obs_ = nullptr;  // Forward's input.
+  int64_t rows_ = 0;
+  // Per MLP, each layer's output (hidden layers after the activation).
+  std::vector<std::vector<T>> pi_acts_;
+  std::vector<std::vector<T>> v_acts_;
+  std::vector<T> policy_;  // Logits, or the squashed means.
+  std::vector<T> values_;
+  std::vector<T> squashed_;  // Gaussian: tanh(raw), for the backward pass.
+  // Backward's scratch: the gradient flowing down, one layer at a time.
+  std::vector<T> d_cur_;
+  std::vector<T> d_next_;
+  std::vector<T> d_policy_;
+  std::vector<T> d_values_;
+  std::vector<T> d_raw_;           // Gaussian: d L / d raw means.
+  std::vector<double> d_log_std_;  // Gaussian.
+};
+
+extern template class DenseActorCritic<float>;
+extern template class DenseActorCritic<double>;
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_AGENTS_DENSE_PATH_H_

@@ -1,0 +1,361 @@
+// The fast path (agents/dense_path.h) against LibTorch, per arch it takes
+// (fc-softmax, fc-gaussian) at the default sizes and a small one: outputs,
+// log-probabilities and entropies in double to ~1e-12 and in float within
+// the float tolerance of gradient_check.h; the backward pass and the loss
+// gradient against autograd in double; acting through the A3C agent with
+// the fast path on and off; which models take it; layouts it refuses.
+#include "asyncrl/agents/dense_path.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "asyncrl/agents/a3c.h"
+#include "asyncrl/agents/distributions.h"
+#include "asyncrl/agents/torch_setup.h"
+#include "gradient_check.h"
+
+namespace asyncrl {
+namespace {
+
+struct ArchCase {
+  std::string name;
+  bool gaussian;
+  int64_t obs_size;
+  int64_t actions;  // Discrete actions, or Box dimensions.
+  std::vector<int64_t> hidden;
+};
+
+void PrintTo(const ArchCase& c, std::ostream* os) {
+  *os << c.name << " obs " << c.obs_size << " actions " << c.actions;
+}
+
+Space ActionSpace(const ArchCase& c) {
+  if (!c.gaussian) return Space::Discrete(c.actions);
+  std::vector<float> low, high;
+  for (int64_t j = 0; j < c.actions; ++j) {
+    low.push_back(-1.0f - static_cast<float>(j));
+    high.push_back(2.0f + static_cast<float>(j));
+  }
+  return Space::Box({c.actions}, low, high);
+}
+
+std::shared_ptr<ActorCriticModel> MakeModel(const ArchCase& c) {
+  torch::manual_seed(3);
+  if (c.gaussian) {
+    auto model = FcGaussianActorCritic(c.obs_size, ActionSpace(c), c.hidden);
+    // A log_std away from 0, so that its terms are exercised.
+    torch::NoGradGuard g;
+    for (auto& item : model->named_parameters()) {
+      if (item.key() == "log_std") item.value().uniform_(-0.7, 0.4);
+    }
+    return model.ptr();
+  }
+  return FcSoftmaxActorCritic(c.obs_size, c.actions, c.hidden).ptr();
+}
+
+std::vector<double> Doubles(const torch::Tensor& t) {
+  const auto d = t.detach().to(torch::kDouble).contiguous();
+  return {d.data_ptr<double>(), d.data_ptr<double>() + d.numel()};
+}
+
+double MaxAbs(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) m = std::max(m, std::abs(x));
+  return m;
+}
+
+// max |a - b| / max(max |b|, 1e-300).
+double RelativeDifference(const std::vector<double>& a,
+                          const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double d = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    d = std::max(d, std::abs(a[i] - b[i]));
+  }
+  return d / std::max(MaxAbs(b), 1e-300);
+}
+
+// A model, its flat parameters, the fast path over them in double, and the
+// same model converted to double for LibTorch.
+class DensePathTest : public ::testing::TestWithParam<ArchCase> {
+ protected:
+  void SetUp() override {
+    ConfigureTorchForFork();
+    model_ = MakeModel(GetParam());
+    flat_ = std::make_unique<FlatParameters>(*model_);
+    layout_ = DenseLayout::Of(*model_->Describe(), *flat_);
+    params_.assign(flat_->params_data(), flat_->params_data() + flat_->size());
+    reference_ = MakeModel(GetParam());
+    reference_->to(torch::kDouble);
+    torch::manual_seed(5);
+    // Large enough that some ReLUs are off and some tanh saturate.
+    obs_ = torch::randn({kRows, GetParam().obs_size}, torch::kDouble) * 2;
+  }
+
+  // Random actions of the policy's kind for kRows rows.
+  void MakeActions() {
+    torch::manual_seed(9);
+    const ArchCase& c = GetParam();
+    if (c.gaussian) {
+      const auto a = torch::randn({kRows, c.actions}) * 1.5;
+      cont_actions_.assign(a.data_ptr<float>(),
+                           a.data_ptr<float>() + a.numel());
+    } else {
+      const auto a = torch::randint(c.actions, {kRows}, torch::kInt64);
+      actions_.assign(a.data_ptr<int64_t>(), a.data_ptr<int64_t>() + kRows);
+    }
+  }
+
+  // The reference's flat gradients (zeros for parameters it does not reach).
+  std::vector<double> ReferenceGrads() {
+    std::vector<double> grads;
+    for (auto& p : reference_->parameters()) {
+      const auto g = p.grad().defined() ? p.grad() : torch::zeros_like(p);
+      const auto d = Doubles(g.flatten());
+      grads.insert(grads.end(), d.begin(), d.end());
+    }
+    return grads;
+  }
+
+  torch::Tensor PolicyOutput(const ModelOutput& out) const {
+    return GetParam().gaussian ? out.mean : out.logits;
+  }
+
+  static constexpr int64_t kRows = 7;
+  std::shared_ptr<ActorCriticModel> model_;
+  std::unique_ptr<FlatParameters> flat_;
+  DenseLayout layout_;
+  std::vector<double> params_;
+  std::shared_ptr<ActorCriticModel> reference_;
+  torch::Tensor obs_;
+  std::vector<int64_t> actions_;
+  std::vector<float> cont_actions_;
+};
+
+TEST_P(DensePathTest, ForwardEqualsLibTorchInDouble) {
+  DenseActorCritic<double> fast(layout_);
+  const ModelOutput want = reference_->Forward(obs_);
+  for (int64_t rows : {int64_t{1}, kRows}) {  // gemv and gemm.
+    SCOPED_TRACE("rows " + std::to_string(rows));
+    fast.Forward(params_.data(), obs_.data_ptr<double>(), rows);
+    const int64_t p = layout_.policy_size();
+    const std::vector<double> policy(fast.policy(), fast.policy() + rows * p);
+    const std::vector<double> values(fast.values(), fast.values() + rows);
+    EXPECT_LE(RelativeDifference(policy,
+                                 Doubles(PolicyOutput(want).slice(0, 0, rows))),
+              1e-12);
+    EXPECT_LE(RelativeDifference(values, Doubles(want.value.slice(0, 0, rows))),
+              1e-12);
+  }
+}
+
+TEST_P(DensePathTest, FloatForwardMatchesDoubleWithinTheFloatTolerance) {
+  DenseActorCritic<float> fast(layout_);
+  const torch::Tensor obs = obs_.to(torch::kFloat).contiguous();
+  fast.Forward(flat_->params_data(), obs.data_ptr<float>(), kRows);
+  const ModelOutput want = reference_->Forward(obs_);
+  const int64_t p = layout_.policy_size();
+  testing::ExpectFloatMatchesDouble(
+      torch::from_blob(const_cast<float*>(fast.policy()), {kRows * p}),
+      PolicyOutput(want), "policy outputs");
+  testing::ExpectFloatMatchesDouble(
+      torch::from_blob(const_cast<float*>(fast.values()), {kRows}), want.value,
+      "values");
+}
+
+TEST_P(DensePathTest, BackwardEqualsAutogradInDouble) {
+  DenseActorCritic<double> fast(layout_);
+  // Forward over all rows, backward over the first 5 (the others stand for
+  // bootstrap rows, which take no gradient).
+  constexpr int64_t kBackRows = 5;
+  fast.Forward(params_.data(), obs_.data_ptr<double>(), kRows);
+  torch::manual_seed(13);
+  const int64_t p = layout_.policy_size();
+  const auto d_policy = torch::randn({kBackRows, p}, torch::kDouble);
+  const auto d_values = torch::randn({kBackRows}, torch::kDouble);
+  std::vector<double> grads(params_.size(), 0.0);
+  fast.Backward(params_.data(), kBackRows, d_policy.data_ptr<double>(),
+                d_values.data_ptr<double>(), grads.data());
+
+  const ModelOutput out = reference_->Forward(obs_.slice(0, 0, kBackRows));
+  ((PolicyOutput(out) * d_policy).sum() + (out.value * d_values).sum())
+      .backward();
+  EXPECT_LE(RelativeDifference(grads, ReferenceGrads()), 1e-12);
+}
+
+TEST_P(DensePathTest, LossGradientEqualsAutogradInDouble) {
+  MakeActions();
+  DenseActorCritic<double> fast(layout_);
+  fast.Forward(params_.data(), obs_.data_ptr<double>(), kRows);
+  std::vector<double> log_probs(kRows), entropies(kRows);
+  fast.EvaluateActions(params_.data(), kRows, actions_.data(),
+                       cont_actions_.data(), log_probs.data(),
+                       entropies.data());
+  const std::vector<float> advantages = {0.5f,  -1.25f, 2.0f, 0.0f,
+                                         -0.3f, 1.1f,   -2.2f};
+  const std::vector<float> returns = {1.0f,  -0.5f, 0.25f, 3.0f,
+                                      -1.0f, 0.0f,  0.7f};
+  const double beta = 0.05, pi_scale = 0.8, v_scale = 0.3;
+  std::vector<double> grads(params_.size(), 0.0);
+  fast.LossGradient(params_.data(), kRows, actions_.data(),
+                    cont_actions_.data(), advantages.data(), returns.data(),
+                    beta, pi_scale, v_scale, grads.data());
+
+  // The reference: distributions.h's terms on LibTorch's outputs, autograd.
+  const ModelOutput out = reference_->Forward(obs_);
+  const torch::Tensor actions = GetParam().gaussian
+                                    ? torch::tensor(cont_actions_)
+                                          .to(torch::kDouble)
+                                          .view({kRows, GetParam().actions})
+                                    : torch::tensor(actions_);
+  const PolicyTerms terms = EvaluateActions(
+      GetParam().gaussian ? PolicyKind::kGaussian : PolicyKind::kCategorical,
+      out, actions);
+  EXPECT_LE(RelativeDifference(log_probs, Doubles(terms.log_prob)), 1e-12);
+  EXPECT_LE(RelativeDifference(entropies, Doubles(terms.entropy)), 1e-12);
+  const auto adv = torch::tensor(advantages).to(torch::kDouble);
+  const auto ret = torch::tensor(returns).to(torch::kDouble);
+  const torch::Tensor loss =
+      -pi_scale * (adv * terms.log_prob + beta * terms.entropy).sum() +
+      v_scale * (out.value - ret).pow(2).sum() / 2;
+  loss.backward();
+  EXPECT_LE(RelativeDifference(grads, ReferenceGrads()), 1e-12);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Archs, DensePathTest,
+    ::testing::Values(ArchCase{"fc_softmax_default", false, 4, 2, {200, 200}},
+                      ArchCase{"fc_softmax_small", false, 6, 5, {16}},
+                      ArchCase{"fc_gaussian_default", true, 3, 1, {64, 64}},
+                      ArchCase{"fc_gaussian_small", true, 5, 3, {8, 12, 6}}),
+    [](const auto& info) { return info.param.name; });
+
+// The agent with the fast path on and off from the same parameters and seed:
+// the same actions, and updates that agree to float rounding.
+TEST(DensePathAgentTest, FastAndLibTorchAgentsActAndLearnAlike) {
+  ConfigureTorchForFork();
+  for (bool gaussian : {false, true}) {
+    SCOPED_TRACE(gaussian ? "fc-gaussian" : "fc-softmax");
+    const ArchCase c{"", gaussian, 4, gaussian ? 2 : 3, {32, 32}};
+    auto make_agent = [&](bool fast) {
+      A3COptions options;
+      options.seed = 17;
+      options.no_fast_path = !fast;
+      options.max_grad_norm = 0;
+      return std::make_unique<A3C>(MakeModel(c), Space::Box({4}, -10.0f, 10.0f),
+                                   ActionSpace(c), options);
+    };
+    auto fast = make_agent(true);
+    auto slow = make_agent(false);
+    ASSERT_TRUE(fast->fast_path());
+    ASSERT_FALSE(slow->fast_path());
+    constexpr int64_t kEnvs = 3;
+    torch::manual_seed(21);
+    for (int step = 0; step < 12; ++step) {
+      const auto obs = torch::randn({kEnvs * 4}).contiguous();
+      const FloatView view{obs.data_ptr<float>(), kEnvs * 4};
+      const auto& a = fast->BatchActAndTrain(view, kEnvs);
+      const auto& b = slow->BatchActAndTrain(view, kEnvs);
+      for (int64_t k = 0; k < kEnvs; ++k) {
+        if (gaussian) {
+          for (int64_t j = 0; j < a[k].values.size; ++j) {
+            EXPECT_NEAR(a[k].values.data[j], b[k].values.data[j], 1e-5);
+          }
+        } else {
+          EXPECT_EQ(a[k].index, b[k].index) << "step " << step << " env " << k;
+        }
+      }
+      const auto next = torch::randn({kEnvs * 4}).contiguous();
+      const std::vector<double> rewards = {0.5, -1.0, 0.25};
+      const std::vector<uint8_t> terminal = {0, step % 4 == 1, 0};
+      const std::vector<uint8_t> ended = {0, step % 4 == 1, step % 5 == 2};
+      fast->BatchObserveAndTrain({next.data_ptr<float>(), kEnvs * 4}, rewards,
+                                 terminal, ended, false);
+      slow->BatchObserveAndTrain({next.data_ptr<float>(), kEnvs * 4}, rewards,
+                                 terminal, ended, false);
+    }
+    ASSERT_EQ(fast->num_updates(), slow->num_updates());
+    ASSERT_GT(fast->num_updates(), 1);
+    EXPECT_NEAR(fast->last_update().pi_loss, slow->last_update().pi_loss,
+                1e-4 * (1 + std::abs(slow->last_update().pi_loss)));
+    EXPECT_NEAR(fast->last_update().v_loss, slow->last_update().v_loss,
+                1e-4 * (1 + std::abs(slow->last_update().v_loss)));
+    const int64_t n = fast->local().size();
+    testing::ExpectFloatMatchesDouble(
+        torch::from_blob(const_cast<float*>(fast->shared_params()), {n}),
+        torch::from_blob(const_cast<float*>(slow->shared_params()), {n}),
+        "parameters after the updates");
+  }
+}
+
+TEST(DensePathAgentTest, OnlyDescribedModelsTakeTheFastPath) {
+  ConfigureTorchForFork();
+  const Space flat = Space::Box({5}, -1.0f, 1.0f);
+  const Space discrete = Space::Discrete(3);
+  const Space box = Space::Box({2}, -2.0f, 2.0f);
+  struct Case {
+    std::string arch;
+    bool fast;
+  };
+  for (const Case& c : std::vector<Case>{{"fc-softmax", true},
+                                         {"fc-gaussian", true},
+                                         {"fc-softmax-lstm", false},
+                                         {"fc-gaussian-lstm", false}}) {
+    SCOPED_TRACE(c.arch);
+    const Space& act =
+        c.arch.find("gaussian") != std::string::npos ? box : discrete;
+    for (bool off : {false, true}) {
+      A3COptions options;
+      options.no_fast_path = off;
+      A3C agent(DefaultModelRegistry().Make(c.arch, flat, act), flat, act,
+                options);
+      EXPECT_EQ(agent.fast_path(), c.fast && !off);
+    }
+  }
+}
+
+TEST(DenseLayoutTest, RefusesADescriptionThatMissesParameters) {
+  ConfigureTorchForFork();
+  FcSoftmaxActorCritic model(4, 2, std::vector<int64_t>{8});
+  FlatParameters flat(*model);
+  DenseDescription d = *model->Describe();
+  d.v.pop_back();
+  try {
+    DenseLayout::Of(d, flat);
+    FAIL() << "accepted a description without the value's last layer";
+  } catch (const std::logic_error& e) {
+    // The v MLP now ends with 8 outputs: refused before the coverage check.
+    EXPECT_NE(std::string(e.what()).find("one output"), std::string::npos)
+        << e.what();
+  }
+  d = *model->Describe();
+  d.v = {d.v.back()};  // Chains (8 -> 1) but reads 8 inputs, not 4.
+  EXPECT_THROW(DenseLayout::Of(d, flat), std::logic_error);
+  // A tensor outside the flat buffer.
+  d = *model->Describe();
+  d.pi.back().bias = torch::zeros({2});
+  try {
+    DenseLayout::Of(d, flat);
+    FAIL() << "accepted a tensor outside the flat buffer";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("pi layer 1 bias"), std::string::npos)
+        << e.what();
+  }
+  // A Gaussian model described as categorical: its log_std is left out.
+  FcGaussianActorCritic gaussian(4, Space::Box({2}, -1.0f, 1.0f));
+  FlatParameters gaussian_flat(*gaussian);
+  d = *gaussian->Describe();
+  d.kind = PolicyKind::kCategorical;
+  try {
+    DenseLayout::Of(d, gaussian_flat);
+    FAIL() << "accepted a description that leaves out log_std";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("covers"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace asyncrl
