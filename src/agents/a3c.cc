@@ -149,8 +149,9 @@ A3C::A3C(std::shared_ptr<ActorCriticModel> model,
   local_ = std::make_unique<FlatParameters>(*model_);
   if (!options_.no_fast_path) {
     if (const auto description = model_->Describe()) {
-      fast_ = std::make_unique<DenseActorCritic<float>>(
-          DenseLayout::Of(*description, *local_));
+      const DenseLayout layout = DenseLayout::Of(*description, *local_);
+      fast_ = std::make_unique<DenseActorCritic<float>>(layout);
+      fast_eval_ = std::make_unique<DenseActorCritic<float>>(layout);
     }
   }
   const int64_t n = local_->size();
@@ -181,6 +182,7 @@ void A3C::BindShared(SharedBuffers buffers, bool initialize) {
 }
 
 void A3C::RefreshLocal() {
+  ++local_version_;
   std::memcpy(local_->params_data(), shared_params_,
               static_cast<size_t>(local_->size()) * sizeof(float));
 }
@@ -198,9 +200,12 @@ void A3C::ChooseActions(FloatView obs, int64_t k, bool deterministic,
   std::vector<torch::Tensor> outputs;
   if (fast_ != nullptr) {
     const float* params = local_->params_data();
-    fast_->Forward(params, obs.data, k);
-    policy_rows = fast_->policy();
-    v = fast_->values();
+    // Training steps go after the rollout's earlier rows, for the update.
+    DenseActorCritic<float>& net = record ? *fast_ : *fast_eval_;
+    const int64_t first = record ? rollout_.rows() : 0;
+    net.Forward(params, obs.data, k, first);
+    policy_rows = net.policy() + first * fast_->layout().policy_size();
+    v = net.values() + first;
     if (kind == PolicyKind::kGaussian) {
       const float* log_std = params + fast_->layout().log_std;
       fast_log_std_.resize(static_cast<size_t>(k * action_size_));
@@ -307,6 +312,7 @@ const std::vector<Action>& A3C::BatchActAndTrain(FloatView obs,
     // for feed-forward models.
     train_state_.resize(static_cast<size_t>(batch_size * state_size_), 0.0f);
     rollout_.initial_state = train_state_;
+    rollout_version_ = local_version_;
   } else if (batch_size != rollout_.batch) {
     throw std::invalid_argument(
         "A3C: batch size changed from " + std::to_string(rollout_.batch) +
@@ -455,14 +461,20 @@ void A3C::FastLossGradient() {
   const int64_t* actions = categorical ? rollout_.actions.data() : nullptr;
   const float* cont_actions =
       categorical ? nullptr : rollout_.cont_actions.data();
+  const float* obs = rollout_.obs.data();
   A3CUpdateInfo& info = last_update_;
   {
     ScopedTimer forward("forward");
-    // One pass over the rollout's rows and the bootstrap observations.
-    fast_obs_.assign(rollout_.obs.begin(), rollout_.obs.end());
-    fast_obs_.insert(fast_obs_.end(), rollout_.bootstrap_obs.begin(),
-                     rollout_.bootstrap_obs.end());
-    fast_->Forward(params, fast_obs_.data(), n + rollout_.num_bootstrap);
+    // The rows acted with the parameters the gradient is taken at were
+    // forwarded while acting (DenseActorCritic keeps them); otherwise
+    // (--fresh-params, or parameters loaded mid-rollout) forward them now.
+    if (off_policy || rollout_version_ != local_version_) {
+      fast_->Forward(params, obs, n);
+    }
+    if (rollout_.num_bootstrap > 0) {
+      fast_->Forward(params, rollout_.bootstrap_obs.data(),
+                     rollout_.num_bootstrap, n, /*with_policy=*/false);
+    }
     fast_log_probs_.resize(n);
     fast_entropies_.resize(n);
     fast_->EvaluateActions(params, n, actions, cont_actions,
@@ -492,9 +504,9 @@ void A3C::FastLossGradient() {
   }
   ScopedTimer backward("backward");
   const auto [pi_scale, v_scale] = LossScales();
-  fast_->LossGradient(params, n, actions, cont_actions, info.advantages.data(),
-                      info.returns.data(), options_.beta, pi_scale, v_scale,
-                      local_->grads_data());
+  fast_->LossGradient(params, obs, n, actions, cont_actions,
+                      info.advantages.data(), info.returns.data(),
+                      options_.beta, pi_scale, v_scale, local_->grads_data());
 }
 
 std::pair<double, double> A3C::LossScales() const {
@@ -553,6 +565,7 @@ void A3C::Update() {
     copied_at = counters_->updates.load(std::memory_order_relaxed);
     RmspropStepAndCopy(options_.optimizer, scale, grads, shared_params_,
                        shared_ms_, local_->params_data(), n);
+    ++local_version_;
   }
   // The policy lag: updates other workers applied to the shared parameters
   // after the local copy that acted this rollout was taken (updates that

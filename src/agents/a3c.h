@@ -192,9 +192,16 @@ class A3C : public BatchAgent, public LearningRateControl {
   int64_t obs_size_;
   int64_t action_size_;  // 1 for Discrete.
   std::unique_ptr<FlatParameters> local_;
-  std::unique_ptr<DenseActorCritic<float>> fast_;  // Null: LibTorch.
-  std::vector<float> fast_obs_;      // The rollout's and bootstrap rows.
+  // The fast path (null: LibTorch): fast_ keeps the activations of the
+  // rollout's steps as they are acted, for the update; fast_eval_ serves
+  // Act(), which must not overwrite them.
+  std::unique_ptr<DenseActorCritic<float>> fast_;
+  std::unique_ptr<DenseActorCritic<float>> fast_eval_;
   std::vector<float> fast_log_std_;  // Gaussian acting: log_std per row.
+  // Counts changes of the local parameters; the rollout's acting outputs
+  // can stand for the update's forward pass only if it did not change.
+  int64_t local_version_ = 0;
+  int64_t rollout_version_ = 0;
   std::vector<double> fast_log_probs_;
   std::vector<double> fast_entropies_;
 

@@ -146,55 +146,59 @@ DenseActorCritic<T>::DenseActorCritic(DenseLayout layout)
 template <typename T>
 void DenseActorCritic<T>::ForwardMlp(
     const std::vector<DenseLayout::Layer>& layers, const T* params,
-    const T* obs, int64_t rows, std::vector<std::vector<T>>* acts) {
+    const T* obs, int64_t rows, int64_t first_row,
+    std::vector<std::vector<T>>* acts) {
   const T* x = obs;
   for (size_t l = 0; l < layers.size(); ++l) {
     const DenseLayout::Layer& layer = layers[l];
-    std::vector<T>& y = (*acts)[l];
-    y.resize(static_cast<size_t>(rows * layer.out));
+    std::vector<T>& out = (*acts)[l];
+    // Rows before first_row are kept (resize preserves them).
+    out.resize(static_cast<size_t>((first_row + rows) * layer.out));
+    T* y = out.data() + first_row * layer.out;
     const T* bias = params + layer.bias;
     for (int64_t r = 0; r < rows; ++r) {
-      std::copy(bias, bias + layer.out, y.data() + r * layer.out);
+      std::copy(bias, bias + layer.out, y + r * layer.out);
     }
     const T* w = params + layer.weight;
     if (rows == 1) {
-      GemvAccumulate(layer.out, layer.in, w, x, y.data());
+      GemvAccumulate(layer.out, layer.in, w, x, y);
     } else {
       Gemm(false, true, rows, layer.out, layer.in, x, layer.in, w, layer.in,
-           /*accumulate=*/true, y.data(), layer.out);
+           /*accumulate=*/true, y, layer.out);
     }
     if (l + 1 < layers.size()) {
+      const int64_t count = rows * layer.out;
       if (layout_.tanh) {
-        for (T& e : y) e = std::tanh(e);
+        for (int64_t i = 0; i < count; ++i) y[i] = std::tanh(y[i]);
       } else {
-        for (T& e : y) e = std::max(e, T{0});
+        for (int64_t i = 0; i < count; ++i) y[i] = std::max(y[i], T{0});
       }
     }
-    x = y.data();
+    x = y;
   }
 }
 
 template <typename T>
-void DenseActorCritic<T>::Forward(const T* params, const T* obs, int64_t rows) {
-  obs_ = obs;
-  rows_ = rows;
-  ForwardMlp(layout_.pi, params, obs, rows, &pi_acts_);
-  ForwardMlp(layout_.v, params, obs, rows, &v_acts_);
-  values_ = v_acts_.back();
-  const std::vector<T>& raw = pi_acts_.back();
-  if (layout_.kind == PolicyKind::kCategorical) {
-    policy_ = raw;
-    return;
-  }
+void DenseActorCritic<T>::Forward(const T* params, const T* obs, int64_t rows,
+                                  int64_t first_row, bool with_policy) {
+  ASYNCRL_CHECK_GE(first_row, 0);
+  ASYNCRL_CHECK_LE(first_row, rows_);
+  rows_ = first_row + rows;
+  ForwardMlp(layout_.v, params, obs, rows, first_row, &v_acts_);
+  if (!with_policy) return;
+  ForwardMlp(layout_.pi, params, obs, rows, first_row, &pi_acts_);
+  if (layout_.kind == PolicyKind::kCategorical) return;
   const int64_t d = layout_.policy_size();
-  squashed_.resize(raw.size());
-  policy_.resize(raw.size());
-  for (int64_t r = 0; r < rows; ++r) {
+  const size_t size = static_cast<size_t>(rows_ * d);
+  squashed_.resize(size);
+  means_.resize(size);
+  const T* raw = pi_acts_.back().data();
+  for (int64_t r = first_row; r < rows_; ++r) {
     for (int64_t j = 0; j < d; ++j) {
       const int64_t i = r * d + j;
       squashed_[i] = std::tanh(raw[i]);
-      policy_[i] = static_cast<T>(layout_.center[j]) +
-                   static_cast<T>(layout_.half_range[j]) * squashed_[i];
+      means_[i] = static_cast<T>(layout_.center[j]) +
+                  static_cast<T>(layout_.half_range[j]) * squashed_[i];
     }
   }
 }
@@ -209,7 +213,7 @@ void DenseActorCritic<T>::EvaluateActions(const T* params, int64_t rows,
   const int64_t n = layout_.policy_size();
   if (layout_.kind == PolicyKind::kCategorical) {
     for (int64_t r = 0; r < rows; ++r) {
-      const T* l = policy_.data() + r * n;
+      const T* l = policy() + r * n;
       const double max = *std::max_element(l, l + n);
       double sum = 0;
       for (int64_t a = 0; a < n; ++a) sum += std::exp(l[a] - max);
@@ -230,7 +234,7 @@ void DenseActorCritic<T>::EvaluateActions(const T* params, int64_t rows,
     double entropy = 0;
     for (int64_t j = 0; j < n; ++j) {
       const int64_t i = r * n + j;
-      const double z = (double{cont_actions[i]} - policy_[i]) *
+      const double z = (double{cont_actions[i]} - policy()[i]) *
                        std::exp(-double{log_std[j]});
       log_prob += -0.5 * z * z - log_std[j] - 0.5 * kLog2Pi;
       entropy += 0.5 + 0.5 * kLog2Pi + log_std[j];
@@ -242,7 +246,7 @@ void DenseActorCritic<T>::EvaluateActions(const T* params, int64_t rows,
 
 template <typename T>
 void DenseActorCritic<T>::LossGradient(
-    const T* params, int64_t rows, const int64_t* actions,
+    const T* params, const T* obs, int64_t rows, const int64_t* actions,
     const float* cont_actions, const float* advantages, const float* returns,
     double beta, double pi_scale, double v_scale, T* grads) {
   ASYNCRL_CHECK_LE(rows, rows_);
@@ -251,13 +255,13 @@ void DenseActorCritic<T>::LossGradient(
   d_values_.resize(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
     d_values_[r] =
-        static_cast<T>(v_scale * (double{values_[r]} - double{returns[r]}));
+        static_cast<T>(v_scale * (double{values()[r]} - double{returns[r]}));
   }
   if (layout_.kind == PolicyKind::kCategorical) {
     // d/dz_j of -(adv log p_a + beta H), with dlog p_a/dz_j = [j = a] - p_j
     // and dH/dz_j = -p_j (log p_j + H).
     for (int64_t r = 0; r < rows; ++r) {
-      const T* l = policy_.data() + r * n;
+      const T* l = policy() + r * n;
       const double max = *std::max_element(l, l + n);
       double sum = 0;
       for (int64_t a = 0; a < n; ++a) sum += std::exp(l[a] - max);
@@ -276,7 +280,7 @@ void DenseActorCritic<T>::LossGradient(
             pi_scale * (adv * (p - one_hot) + beta * p * (lp + entropy)));
       }
     }
-    Backward(params, rows, d_policy_.data(), d_values_.data(), grads);
+    Backward(params, obs, rows, d_policy_.data(), d_values_.data(), grads);
     return;
   }
   // Gaussian, z = (a - mean) / sigma: dlog p/dmean = z / sigma,
@@ -289,12 +293,12 @@ void DenseActorCritic<T>::LossGradient(
     for (int64_t j = 0; j < n; ++j) {
       const int64_t i = r * n + j;
       const double inv_sigma = std::exp(-double{log_std[j]});
-      const double z = (double{cont_actions[i]} - policy_[i]) * inv_sigma;
+      const double z = (double{cont_actions[i]} - policy()[i]) * inv_sigma;
       d_policy_[i] = static_cast<T>(-pi_scale * adv * z * inv_sigma);
       d_log_std[j] += -pi_scale * (adv * (z * z - 1) + beta);
     }
   }
-  Backward(params, rows, d_policy_.data(), d_values_.data(), grads);
+  Backward(params, obs, rows, d_policy_.data(), d_values_.data(), grads);
   for (int64_t j = 0; j < n; ++j) {
     grads[layout_.log_std + j] = static_cast<T>(d_log_std[j]);
   }
@@ -303,14 +307,14 @@ void DenseActorCritic<T>::LossGradient(
 template <typename T>
 void DenseActorCritic<T>::BackwardMlp(
     const std::vector<DenseLayout::Layer>& layers, const T* params,
-    int64_t rows, const std::vector<std::vector<T>>& acts, const T* d_out,
-    T* grads) {
+    const T* obs, int64_t rows, const std::vector<std::vector<T>>& acts,
+    const T* d_out, T* grads) {
   const T* dy = d_out;
   for (size_t l = layers.size(); l-- > 0;) {
     const DenseLayout::Layer& layer = layers[l];
     // The layer's input: the observations, or the previous layer's output
     // (rows beyond `rows` are never read: the matrices are row-major).
-    const T* x = l == 0 ? obs_ : acts[l - 1].data();
+    const T* x = l == 0 ? obs : acts[l - 1].data();
     // dW = dY^T X, db = the column sums of dY.
     Gemm(true, false, layer.out, layer.in, rows, dy, layer.out, x, layer.in,
          /*accumulate=*/false, grads + layer.weight, layer.in);
@@ -328,11 +332,13 @@ void DenseActorCritic<T>::BackwardMlp(
          layer.in);
     const int64_t count = rows * layer.in;
     if (layout_.tanh) {
-      for (int64_t i = 0; i < count; ++i) d_next_[i] *= T{1} - x[i] * x[i];
+      T* d = d_next_.data();
+      for (int64_t i = 0; i < count; ++i) d[i] *= T{1} - x[i] * x[i];
     } else {
-      for (int64_t i = 0; i < count; ++i) {
-        if (!(x[i] > T{0})) d_next_[i] = T{0};
-      }
+      // A select, not a branch: the signs are random, and a mispredicted
+      // branch per element cost ~10% of a 16-environment update.
+      T* d = d_next_.data();
+      for (int64_t i = 0; i < count; ++i) d[i] = x[i] > T{0} ? d[i] : T{0};
     }
     d_cur_.swap(d_next_);
     dy = d_cur_.data();
@@ -340,7 +346,7 @@ void DenseActorCritic<T>::BackwardMlp(
 }
 
 template <typename T>
-void DenseActorCritic<T>::Backward(const T* params, int64_t rows,
+void DenseActorCritic<T>::Backward(const T* params, const T* obs, int64_t rows,
                                    const T* d_policy, const T* d_values,
                                    T* grads) {
   ASYNCRL_CHECK_LE(rows, rows_);
@@ -359,8 +365,8 @@ void DenseActorCritic<T>::Backward(const T* params, int64_t rows,
     }
     d_pi = d_raw_.data();
   }
-  BackwardMlp(layout_.pi, params, rows, pi_acts_, d_pi, grads);
-  BackwardMlp(layout_.v, params, rows, v_acts_, d_values, grads);
+  BackwardMlp(layout_.pi, params, obs, rows, pi_acts_, d_pi, grads);
+  BackwardMlp(layout_.v, params, obs, rows, v_acts_, d_values, grads);
 }
 
 template class DenseActorCritic<float>;

@@ -68,56 +68,65 @@ class DenseActorCritic {
 
   const DenseLayout& layout() const { return layout_; }
 
-  // The outputs for `rows` observations ([rows, obs_size], row-major) with
-  // the parameters `params` (the flat layout). Keeps the activations, and
-  // `obs` (which must stay unchanged until Backward), for Backward.
-  void Forward(const T* params, const T* obs, int64_t rows);
-  // After Forward, [rows, policy_size]: logits (categorical) or means in
-  // the action bounds (Gaussian).
-  const T* policy() const { return policy_.data(); }
-  const T* values() const { return values_.data(); }  // [rows].
+  // The outputs for `rows` observations `obs` ([rows, obs_size],
+  // row-major) with the parameters `params` (the flat layout), computed into
+  // rows [first_row, first_row + rows) of the kept outputs and activations;
+  // rows before first_row are kept. So an agent forwards a rollout's steps
+  // one after the other as it acts, and its update reads them all without
+  // computing them again. `with_policy` false computes the values only
+  // (bootstrap observations).
+  void Forward(const T* params, const T* obs, int64_t rows,
+               int64_t first_row = 0, bool with_policy = true);
+  // [rows kept, policy_size]: logits (categorical) or means in the action
+  // bounds (Gaussian).
+  const T* policy() const {
+    return layout_.kind == PolicyKind::kCategorical ? pi_acts_.back().data()
+                                                    : means_.data();
+  }
+  const T* values() const { return v_acts_.back().data(); }  // [rows kept].
 
-  // After Forward, for its first `rows` rows: log pi(a_i) and the entropy of
-  // each row's distribution, in double. Categorical actions are indices
+  // For the first `rows` kept rows: log pi(a_i) and the entropy of each
+  // row's distribution, in double. Categorical actions are indices
   // (`actions`), Gaussian ones [rows, D] floats (`cont_actions`); the other
   // may be null. `params` are Forward's (the Gaussian's log_std).
   void EvaluateActions(const T* params, int64_t rows, const int64_t* actions,
                        const float* cont_actions, double* log_probs,
                        double* entropies) const;
 
-  // After Forward, the gradient with respect to every parameter of
+  // The gradient with respect to every parameter of
   //   L = sum_{i < rows} [ -pi_scale (adv_i log pi(a_i) + beta H_i)
   //                        + v_scale (v_i - R_i)^2 / 2 ]
-  // written into `grads` (the flat layout; every element is overwritten).
-  void LossGradient(const T* params, int64_t rows, const int64_t* actions,
-                    const float* cont_actions, const float* advantages,
-                    const float* returns, double beta, double pi_scale,
-                    double v_scale, T* grads);
+  // over the first `rows` kept rows, whose observations are `obs` (what
+  // Forward got for them, [rows, obs_size]), written into `grads` (the flat
+  // layout; every element is overwritten).
+  void LossGradient(const T* params, const T* obs, int64_t rows,
+                    const int64_t* actions, const float* cont_actions,
+                    const float* advantages, const float* returns, double beta,
+                    double pi_scale, double v_scale, T* grads);
 
-  // After Forward: backpropagates d L / d policy output (logits, or the
-  // means in the action bounds) and d L / d value of its first `rows` rows
-  // into the gradients of the two MLPs' weights and biases in `grads`
-  // (overwritten; the log_std gradient is left alone).
-  void Backward(const T* params, int64_t rows, const T* d_policy,
+  // Backpropagates d L / d policy output (logits, or the means in the action
+  // bounds) and d L / d value of the first `rows` kept rows (observations
+  // `obs`) into the gradients of the two MLPs' weights and biases in
+  // `grads` (overwritten; the log_std gradient is left alone).
+  void Backward(const T* params, const T* obs, int64_t rows, const T* d_policy,
                 const T* d_values, T* grads);
 
  private:
   void ForwardMlp(const std::vector<DenseLayout::Layer>& layers,
                   const T* params, const T* obs, int64_t rows,
-                  std::vector<std::vector<T>>* acts);
+                  int64_t first_row, std::vector<std::vector<T>>* acts);
   void BackwardMlp(const std::vector<DenseLayout::Layer>& layers,
-                   const T* params, int64_t rows,
+                   const T* params, const T* obs, int64_t rows,
                    const std::vector<std::vector<T>>& acts, const T* d_out,
                    T* grads);
 
   DenseLayout layout_;
-  const T* obs_ = nullptr;  // Forward's input.
-  int64_t rows_ = 0;
-  // Per MLP, each layer's output (hidden layers after the activation).
+  int64_t rows_ = 0;  // Rows kept.
+  // Per MLP, each layer's output for the rows kept (hidden layers after the
+  // activation); the last are the logits (or raw means) and the values.
   std::vector<std::vector<T>> pi_acts_;
   std::vector<std::vector<T>> v_acts_;
-  std::vector<T> policy_;  // Logits, or the squashed means.
-  std::vector<T> values_;
+  std::vector<T> means_;     // Gaussian: center + half_range * tanh(raw).
   std::vector<T> squashed_;  // Gaussian: tanh(raw), for the backward pass.
   // Backward's scratch: the gradient flowing down, one layer at a time.
   std::vector<T> d_cur_;

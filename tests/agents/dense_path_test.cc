@@ -135,19 +135,38 @@ class DensePathTest : public ::testing::TestWithParam<ArchCase> {
 };
 
 TEST_P(DensePathTest, ForwardEqualsLibTorchInDouble) {
-  DenseActorCritic<double> fast(layout_);
   const ModelOutput want = reference_->Forward(obs_);
-  for (int64_t rows : {int64_t{1}, kRows}) {  // gemv and gemm.
-    SCOPED_TRACE("rows " + std::to_string(rows));
-    fast.Forward(params_.data(), obs_.data_ptr<double>(), rows);
-    const int64_t p = layout_.policy_size();
-    const std::vector<double> policy(fast.policy(), fast.policy() + rows * p);
-    const std::vector<double> values(fast.values(), fast.values() + rows);
-    EXPECT_LE(RelativeDifference(policy,
-                                 Doubles(PolicyOutput(want).slice(0, 0, rows))),
+  const int64_t p = layout_.policy_size();
+  const int64_t o = GetParam().obs_size;
+  const double* obs = obs_.data_ptr<double>();
+  auto expect_rows = [&](const DenseActorCritic<double>& fast,
+                         int64_t policy_rows, int64_t value_rows) {
+    const std::vector<double> policy(fast.policy(),
+                                     fast.policy() + policy_rows * p);
+    const std::vector<double> values(fast.values(), fast.values() + value_rows);
+    EXPECT_LE(RelativeDifference(
+                  policy, Doubles(PolicyOutput(want).slice(0, 0, policy_rows))),
               1e-12);
-    EXPECT_LE(RelativeDifference(values, Doubles(want.value.slice(0, 0, rows))),
-              1e-12);
+    EXPECT_LE(
+        RelativeDifference(values, Doubles(want.value.slice(0, 0, value_rows))),
+        1e-12);
+  };
+  {
+    SCOPED_TRACE("one pass");
+    DenseActorCritic<double> fast(layout_);
+    fast.Forward(params_.data(), obs, kRows);
+    expect_rows(fast, kRows, kRows);
+  }
+  {
+    // As an agent acts: the rows appended step by step (1 row: gemv), the
+    // last ones values only (bootstrap observations).
+    SCOPED_TRACE("in pieces");
+    DenseActorCritic<double> fast(layout_);
+    fast.Forward(params_.data(), obs, 1);
+    fast.Forward(params_.data(), obs + o, 2, 1);
+    fast.Forward(params_.data(), obs + 3 * o, 2, 3);
+    fast.Forward(params_.data(), obs + 5 * o, 2, 5, /*with_policy=*/false);
+    expect_rows(fast, 5, kRows);
   }
 }
 
@@ -176,8 +195,9 @@ TEST_P(DensePathTest, BackwardEqualsAutogradInDouble) {
   const auto d_policy = torch::randn({kBackRows, p}, torch::kDouble);
   const auto d_values = torch::randn({kBackRows}, torch::kDouble);
   std::vector<double> grads(params_.size(), 0.0);
-  fast.Backward(params_.data(), kBackRows, d_policy.data_ptr<double>(),
-                d_values.data_ptr<double>(), grads.data());
+  fast.Backward(params_.data(), obs_.data_ptr<double>(), kBackRows,
+                d_policy.data_ptr<double>(), d_values.data_ptr<double>(),
+                grads.data());
 
   const ModelOutput out = reference_->Forward(obs_.slice(0, 0, kBackRows));
   ((PolicyOutput(out) * d_policy).sum() + (out.value * d_values).sum())
@@ -199,9 +219,9 @@ TEST_P(DensePathTest, LossGradientEqualsAutogradInDouble) {
                                       -1.0f, 0.0f,  0.7f};
   const double beta = 0.05, pi_scale = 0.8, v_scale = 0.3;
   std::vector<double> grads(params_.size(), 0.0);
-  fast.LossGradient(params_.data(), kRows, actions_.data(),
-                    cont_actions_.data(), advantages.data(), returns.data(),
-                    beta, pi_scale, v_scale, grads.data());
+  fast.LossGradient(params_.data(), obs_.data_ptr<double>(), kRows,
+                    actions_.data(), cont_actions_.data(), advantages.data(),
+                    returns.data(), beta, pi_scale, v_scale, grads.data());
 
   // The reference: distributions.h's terms on LibTorch's outputs, autograd.
   const ModelOutput out = reference_->Forward(obs_);
