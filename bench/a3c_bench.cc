@@ -4,8 +4,9 @@
 //    one process (no trainer), environment steps per second, with the
 //    hierarchical timers on (T=1) or off (T=0) to measure their cost, and
 //    the fast path (agents/dense_path.h) on (F=1) or off (F=0, LibTorch);
-//  - BM_Trainer/P/F: the whole trainer (train_agent_async) with P worker
-//    processes, global steps per second, evaluation off.
+//  - BM_Trainer/P/E/F: the whole trainer (train_agent_async) with P worker
+//    processes of E environments each, global steps per second, evaluation
+//    off.
 #include <benchmark/benchmark.h>
 
 #include "asyncrl/agents/a3c.h"
@@ -80,9 +81,10 @@ BENCHMARK(BM_AgentEnvLoop)
 void BM_Trainer(benchmark::State& state) {
   ConfigureTorchForFork();
   const int processes = static_cast<int>(state.range(0));
-  const bool fast = state.range(1) != 0;
+  const int envs = static_cast<int>(state.range(1));
+  const bool fast = state.range(2) != 0;
   RunTrainerBenchmark(
-      state, processes, 40000 * processes,
+      state, processes, 40000 * processes * (envs > 1 ? 4 : 1), envs,
       [](int, bool) {
         EnvOptions o;
         o.reward_scale = 0.01;
@@ -93,8 +95,8 @@ void BM_Trainer(benchmark::State& state) {
       });
 }
 BENCHMARK(BM_Trainer)
-    ->ArgNames({"processes", "fast"})
-    ->ArgsProduct({{1, 2}, {1, 0}})
+    ->ArgNames({"processes", "envs", "fast"})
+    ->ArgsProduct({{1, 2}, {1, 16}, {1, 0}})
     ->UseManualTime()
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond);

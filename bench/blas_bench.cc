@@ -3,8 +3,13 @@
 // of 10x10 -> 16 x 3x3, then the 1024 -> 128 layer): shows which BLAS
 // libblas.so.3 points to (and which OpenBLAS kernel) pays off. Compare
 // BLAS libraries with LD_LIBRARY_PATH=<dir holding another libblas.so.3>.
+// BM_SgemmPeak: one thread's float32 peak through the BLAS (a large square
+// sgemm), the denominator of the README's "share of the arithmetic limit".
 #include <benchmark/benchmark.h>
+#include <cblas.h>
 #include <torch/torch.h>
+
+#include <vector>
 
 #include "asyncrl/agents/torch_setup.h"
 #include "bench_main.h"
@@ -40,6 +45,22 @@ void BM_MinAtarConv(benchmark::State& state) {
       static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_MinAtarConv)->Arg(1)->Arg(32)->Arg(80);
+
+void BM_SgemmPeak(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  std::vector<float> a(static_cast<size_t>(n) * n, 0.5f);
+  std::vector<float> b(static_cast<size_t>(n) * n, 0.25f);
+  std::vector<float> c(static_cast<size_t>(n) * n, 0.0f);
+  for (auto _ : state) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f,
+                a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["flops"] = benchmark::Counter(
+      2.0 * n * n * n * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SgemmPeak)->Arg(256)->Arg(1024)->UseRealTime();
 
 }  // namespace
 }  // namespace asyncrl

@@ -62,7 +62,7 @@ void BM_BreakoutTrainer(benchmark::State& state) {
   state.SetLabel(arch);
   const int processes = static_cast<int>(state.range(1));
   RunTrainerBenchmark(
-      state, processes, 20000 * processes,
+      state, processes, 20000 * processes, /*envs_per_process=*/1,
       [](int, bool) { return MakeEnv(kEnv); },
       [&arch](int idx) -> std::unique_ptr<Agent> {
         return MakeAgent(arch, idx);

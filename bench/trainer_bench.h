@@ -18,7 +18,8 @@ namespace asyncrl {
 
 template <typename MakeEnvFn, typename MakeAgentFn>
 void RunTrainerBenchmark(benchmark::State& state, int processes, int64_t steps,
-                         MakeEnvFn make_env, MakeAgentFn make_agent) {
+                         int envs_per_process, MakeEnvFn make_env,
+                         MakeAgentFn make_agent) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("asyncrl_bench_trainer_" + std::to_string(getpid()));
   for (auto _ : state) {
@@ -26,6 +27,7 @@ void RunTrainerBenchmark(benchmark::State& state, int processes, int64_t steps,
     std::filesystem::create_directories(dir);
     TrainOptions options;
     options.processes = processes;
+    options.envs_per_process = envs_per_process;
     options.steps = steps;
     options.outdir = dir.string();
     options.progress_interval = std::chrono::milliseconds(0);
