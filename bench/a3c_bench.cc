@@ -1,9 +1,10 @@
 // A3C throughput on the reference discrete network (policy and value MLPs
 // 200-200) and CartPole-v1 with t_max 5:
-//  - BM_AgentEnvLoop/K/T/F: a bare loop of one agent and K environments in
-//    one process (no trainer), environment steps per second, with the
+//  - BM_AgentEnvLoop/K/T/F/L: a bare loop of one agent and K environments
+//    in one process (no trainer), environment steps per second, with the
 //    hierarchical timers on (T=1) or off (T=0) to measure their cost, and
 //    the fast path (agents/dense_path.h) on (F=1) or off (F=0, LibTorch);
+//    L=1: fc-softmax-lstm (always LibTorch) instead of fc-softmax;
 //  - BM_Trainer/P/E/F: the whole trainer (train_agent_async) with P worker
 //    processes of E environments each, global steps per second, evaluation
 //    off.
@@ -19,7 +20,8 @@
 namespace asyncrl {
 namespace {
 
-std::unique_ptr<A3C> MakeAgent(int idx, bool fast) {
+std::unique_ptr<A3C> MakeAgent(int idx, bool fast,
+                               const std::string& arch = "fc-softmax") {
   torch::manual_seed(0);
   auto probe = MakeEnv("CartPole-v1");
   A3COptions options;
@@ -27,9 +29,8 @@ std::unique_ptr<A3C> MakeAgent(int idx, bool fast) {
   options.seed = static_cast<uint64_t>(idx);
   options.no_fast_path = !fast;
   return std::make_unique<A3C>(
-      FcSoftmaxActorCritic(probe->ObservationSpace().FlatSize(),
-                           probe->ActionSpace().n)
-          .ptr(),
+      DefaultModelRegistry().Make(arch, probe->ObservationSpace(),
+                                  probe->ActionSpace()),
       probe->ObservationSpace(), probe->ActionSpace(), options);
 }
 
@@ -37,7 +38,9 @@ void BM_AgentEnvLoop(benchmark::State& state) {
   ConfigureTorchForFork();
   const int64_t k = state.range(0);
   TimerTree::Process().set_enabled(state.range(1) != 0);
-  auto agent = MakeAgent(0, state.range(2) != 0);
+  const char* arch = state.range(3) == 0 ? "fc-softmax" : "fc-softmax-lstm";
+  state.SetLabel(arch);
+  auto agent = MakeAgent(0, state.range(2) != 0, arch);
   std::vector<std::unique_ptr<Env>> envs;
   const int64_t obs_size = 4;
   std::vector<float> obs(k * obs_size), next(k * obs_size);
@@ -74,8 +77,9 @@ void BM_AgentEnvLoop(benchmark::State& state) {
   TimerTree::Process().Clear();
 }
 BENCHMARK(BM_AgentEnvLoop)
-    ->ArgNames({"envs", "timers", "fast"})
-    ->ArgsProduct({{1, 4, 16, 64}, {1, 0}, {1, 0}})
+    ->ArgNames({"envs", "timers", "fast", "lstm"})
+    ->ArgsProduct({{1, 4, 16, 64}, {1, 0}, {1, 0}, {0}})
+    ->ArgsProduct({{1, 16}, {0}, {0}, {1}})
     ->UseRealTime();
 
 void BM_Trainer(benchmark::State& state) {

@@ -16,16 +16,25 @@ shift || true
 bin=build/apps/train_a3c
 [ -x "$bin" ] || { echo "worker_memory: build $bin first" >&2; exit 1; }
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+parent=
+# On any exit, the run goes too (SIGTERM: it saves and stops).
+cleanup() {
+  if [ -n "$parent" ] && kill -0 "$parent" 2>/dev/null; then
+    kill -TERM "$parent" 2>/dev/null || true
+    wait "$parent" 2>/dev/null || true
+  fi
+  rm -rf "$out"
+}
+trap cleanup EXIT
 
 "$bin" --env CartPole-v1 --processes "$processes" --steps 2000000000 \
-  --eval-interval 100000 --outdir "$out" "$@" > "$out/log" 2>&1 &
+  --eval-interval 100000 --outdir "$out/run" "$@" > "$out/log" 2>&1 &
 parent=$!
 
 # Wait (bounded) until every worker has forked and trained a while: the
 # status line reports steps.
 for _ in $(seq 1 120); do
-  workers=$(pgrep -P "$parent" | wc -l)
+  workers=$( (pgrep -P "$parent" || true) | wc -l)
   if [ "$workers" -ge "$processes" ] && grep -q "steps/s" "$out/log"; then
     break
   fi
@@ -57,5 +66,3 @@ kb() {  # kb FIELD FILE: the field's value in kB.
     printf "parent pss %.1f MB; all processes pss %.1f MB\n",
       parent_pss / 1024, (pss + parent_pss) / 1024
   }'
-kill -INT "$parent"
-wait "$parent" || true

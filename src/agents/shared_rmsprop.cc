@@ -26,6 +26,14 @@ FlagSpecs RmspropOptions::Flags() {
           {"weight-decay", "L2 penalty", &weight_decay}};
 }
 
+// The two passes over every parameter of an update: compiled for AVX-512,
+// AVX2 and baseline x86-64, the loader picking the best the CPU runs
+// (GCC's function multiversioning), so one binary runs anywhere and uses
+// the wide vectors where they exist.
+#define ASYNCRL_VECTOR_CLONES \
+  __attribute__((target_clones("avx512f", "avx2", "default")))
+
+ASYNCRL_VECTOR_CLONES
 double SquaredNorm(const float* x, int64_t n) {
   // Independent partial sums let the loop vectorize and pipeline.
   constexpr int kLanes = 8;
@@ -42,6 +50,7 @@ double SquaredNorm(const float* x, int64_t n) {
   return sum;
 }
 
+ASYNCRL_VECTOR_CLONES
 void RmspropStepAndCopy(const RmspropOptions& options, float grad_scale,
                         const float* __restrict grads, float* __restrict params,
                         float* __restrict ms, float* __restrict local,

@@ -10,7 +10,9 @@
 namespace asyncrl {
 
 // Idempotent. Must run before the first tensor operation of the process.
-// Also limits OpenBLAS (if that is the BLAS in use) to one thread.
+// Also limits OpenBLAS (if that is the BLAS in use) to one thread, and
+// flushes denormal floats to zero in the calling thread (inherited by the
+// processes it forks; see torch_setup.cc for why).
 // (Which BLAS and kernel run: misc/blas_kernel.h.)
 void ConfigureTorchForFork();
 
