@@ -78,7 +78,6 @@ LstmActorCriticImpl::LstmActorCriticImpl(std::vector<Trunk> trunks,
     const std::string suffix =
         trunks.size() == 1 ? "" : (i == 0 ? "_pi" : "_v");
     trunks_.push_back(register_module("trunk" + suffix, trunks[i].net));
-    features_.push_back(trunks[i].features);
     cells_.push_back(register_module(
         "lstm" + suffix, torch::nn::LSTMCell(trunks[i].features, lstm_size)));
   }
@@ -95,22 +94,41 @@ int64_t LstmActorCriticImpl::StateSize() const {
 }
 
 torch::Tensor LstmActorCriticImpl::Encode(const torch::Tensor& obs) {
-  if (trunks_.size() == 1) return trunks_[0]->forward(obs);
-  return torch::cat({trunks_[0]->forward(obs), trunks_[1]->forward(obs)}, 1);
+  // Per cell, the input's share of the gates: [N, 4 * lstm size].
+  std::vector<torch::Tensor> gates;
+  for (size_t i = 0; i < cells_.size(); ++i) {
+    const torch::nn::LSTMCellImpl& cell = *cells_[i];
+    gates.push_back(torch::addmm(cell.bias_ih + cell.bias_hh,
+                                 trunks_[i]->forward(obs), cell.weight_ih.t()));
+  }
+  return gates.size() == 1 ? gates[0] : torch::cat(gates, 1);
 }
 
 RecurrentStep LstmActorCriticImpl::CoreStep(const torch::Tensor& features,
                                             const torch::Tensor& state) {
+  const int64_t h_size = lstm_size_;
   std::vector<torch::Tensor> hidden;
   std::vector<torch::Tensor> states;
-  int64_t f0 = 0;
   for (size_t i = 0; i < cells_.size(); ++i) {
-    const int64_t s0 = 2 * lstm_size_ * static_cast<int64_t>(i);
-    const auto x = features.slice(1, f0, f0 + features_[i]);
-    f0 += features_[i];
-    const auto h = state.slice(1, s0, s0 + lstm_size_);
-    const auto c = state.slice(1, s0 + lstm_size_, s0 + 2 * lstm_size_);
-    auto [h2, c2] = cells_[i]->forward(x, std::make_tuple(h, c));
+    const int64_t s0 = 2 * h_size * static_cast<int64_t>(i);
+    const auto h = state.slice(1, s0, s0 + h_size);
+    const auto c = state.slice(1, s0 + h_size, s0 + 2 * h_size);
+    const auto x_gates =
+        features.slice(1, 4 * h_size * static_cast<int64_t>(i),
+                       4 * h_size * static_cast<int64_t>(i + 1));
+    const torch::Tensor gates =
+        torch::addmm(x_gates, h, cells_[i]->weight_hh.t());
+    // Gate order i, f, g, o (LSTMCell's): sigmoid over i and f together.
+    const torch::Tensor in_forget =
+        torch::sigmoid(gates.slice(1, 0, 2 * h_size));
+    const torch::Tensor cell_gate =
+        torch::tanh(gates.slice(1, 2 * h_size, 3 * h_size));
+    const torch::Tensor out_gate =
+        torch::sigmoid(gates.slice(1, 3 * h_size, 4 * h_size));
+    const torch::Tensor c2 =
+        torch::addcmul(in_forget.slice(1, h_size, 2 * h_size) * c,
+                       in_forget.slice(1, 0, h_size), cell_gate);
+    const torch::Tensor h2 = out_gate * torch::tanh(c2);
     hidden.push_back(h2);
     states.push_back(h2);
     states.push_back(c2);

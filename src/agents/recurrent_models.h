@@ -59,6 +59,13 @@ class RecurrentActorCritic : public ActorCriticModel {
 // The policy is a softmax over n actions, or a Gaussian whose mean is
 // squashed into the action bounds with a state-independent log standard
 // deviation (initialised to 0).
+//
+// The LSTM cells keep torch::nn::LSTMCell's parameters (names, shapes, gate
+// order i, f, g, o: checkpoints are unchanged) but not its forward: the
+// input's share of the four gates, x W_ih^T + b_ih + b_hh, depends on no
+// state, so Encode() computes it with the trunk for every row at once (one
+// product for a whole rollout when recomputing), and CoreStep() adds the
+// state's share h W_hh^T in one addmm per step and applies the gates.
 class LstmActorCriticImpl : public RecurrentActorCritic {
  public:
   // `trunks` holds 1 (shared) or 2 (policy, value) trunks.
@@ -76,7 +83,6 @@ class LstmActorCriticImpl : public RecurrentActorCritic {
   PolicyKind kind_;
   int64_t lstm_size_;
   std::vector<torch::nn::Sequential> trunks_;
-  std::vector<int64_t> features_;  // Per trunk.
   std::vector<torch::nn::LSTMCell> cells_;
   torch::nn::Linear pi_{nullptr};
   torch::nn::Linear v_{nullptr};

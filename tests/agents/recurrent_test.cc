@@ -415,5 +415,53 @@ INSTANTIATE_TEST_SUITE_P(
              "_" + std::get<1>(info.param);
     });
 
+// The cells compute the gates themselves (input share in Encode, state share
+// in CoreStep): the step equals torch::nn::LSTMCell's forward on the same
+// parameters, in double, for both layouts (one shared trunk; a trunk and a
+// cell per branch).
+TEST(LstmCellTest, StepEqualsLibTorchsLstmCell) {
+  ConfigureTorchForFork();
+  const Space obs_space = Space::Box({kObs}, -5.0f, 5.0f);
+  for (const int branches : {1, 2}) {
+    SCOPED_TRACE(std::to_string(branches) + " branches");
+    torch::manual_seed(4);
+    std::vector<Trunk> trunks;
+    for (int b = 0; b < branches; ++b) trunks.push_back(FcTrunk(obs_space, 6));
+    constexpr int64_t kHidden = 5;
+    LstmActorCritic model(trunks, kHidden, Space::Discrete(3));
+    model->to(torch::kDouble);
+    const int64_t k = 3;
+    const auto obs = torch::randn({k, kObs}, torch::kDouble);
+    const auto state =
+        torch::randn({k, model->StateSize()}, torch::kDouble) * 0.5;
+    const ModelStep step = model->Step(obs, state);
+
+    auto modules = model->named_children();
+    std::vector<torch::Tensor> hidden, states;
+    for (int b = 0; b < branches; ++b) {
+      const std::string suffix = branches == 1 ? "" : (b == 0 ? "_pi" : "_v");
+      auto trunk = modules["trunk" + suffix]->as<torch::nn::SequentialImpl>();
+      auto cell = modules["lstm" + suffix]->as<torch::nn::LSTMCellImpl>();
+      ASSERT_NE(trunk, nullptr);
+      ASSERT_NE(cell, nullptr);
+      const int64_t s0 = 2 * kHidden * b;
+      auto [h2, c2] = cell->forward(
+          trunk->forward(obs),
+          std::make_tuple(state.slice(1, s0, s0 + kHidden),
+                          state.slice(1, s0 + kHidden, s0 + 2 * kHidden)));
+      hidden.push_back(h2);
+      states.push_back(h2);
+      states.push_back(c2);
+    }
+    const auto want_state = torch::cat(states, 1);
+    EXPECT_LE((step.state - want_state).abs().max().item<double>(),
+              1e-12 * want_state.abs().max().item<double>());
+    auto pi = modules["pi"]->as<torch::nn::LinearImpl>();
+    const auto want_logits = pi->forward(hidden[0]);
+    EXPECT_LE((step.output.logits - want_logits).abs().max().item<double>(),
+              1e-12 * want_logits.abs().max().item<double>());
+  }
+}
+
 }  // namespace
 }  // namespace asyncrl

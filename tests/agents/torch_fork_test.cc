@@ -42,6 +42,27 @@ TEST(TorchForkTest, ChildrenRunForwardAndBackwardAfterParent) {
   EXPECT_TRUE(report.Ok());
 }
 
+// A product whose exact result is denormal, computed where the compiler
+// cannot fold it.
+float DenormalProduct() {
+  volatile float small = 1e-30f;
+  volatile float factor = 1e-10f;
+  return small * factor;  // 1e-40 is below FLT_MIN (1.2e-38).
+}
+
+TEST(TorchSetupTest, DenormalsAreFlushedHereAndInForkedWorkers) {
+  ConfigureTorchForFork();
+  EXPECT_EQ(DenormalProduct(), 0.0f);
+  ProcessGroupOptions options;
+  options.num_workers = 1;
+  GroupReport report = RunProcessGroup(options, [](int) {
+    if (DenormalProduct() != 0.0f) {
+      throw std::runtime_error("a worker computes with denormals");
+    }
+  });
+  EXPECT_TRUE(report.Ok()) << report.workers[0].Describe();
+}
+
 TEST(TorchSetupTest, LibTorchRunsOnOpenBlas) {
   // The reference BLAS is ~6x slower at batch 8: scripts/install-deps.sh
   // must have selected OpenBLAS.
