@@ -8,6 +8,7 @@ packages=(
   libtorch-dev
   libopenblas0-serial          # LibTorch on the reference BLAS is ~6x slower
   libblas-dev                  # cblas.h and libblas.so for the fast path
+  libyaml-cpp-dev              # --curriculum files
   libboost-dev libboost-program-options-dev
   libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -6,12 +6,6 @@
 namespace asyncrl {
 namespace {
 
-constexpr double kMass1 = 1.0;
-constexpr double kMass2 = 1.0;
-constexpr double kLength1 = 1.0;
-constexpr double kCom1 = 0.5;
-constexpr double kCom2 = 0.5;
-constexpr double kMoi = 1.0;
 constexpr double kG = 9.8;
 
 double Wrap(double x, double low, double high) {
@@ -29,7 +23,22 @@ Acrobot::Acrobot()
                                  static_cast<float>(-kMaxVel2)},
                                 {1, 1, 1, 1, static_cast<float>(kMaxVel1),
                                  static_cast<float>(kMaxVel2)}),
-                     Space::Discrete(3)) {}
+                     Space::Discrete(3)) {
+  DeclareParameter("link_length_1", 0.1, 10.0, "the first link's length",
+                   &link_length_1_);
+  DeclareParameter("link_mass_1", 0.1, 10.0, "the first link's mass",
+                   &link_mass_1_);
+  DeclareParameter("link_mass_2", 0.1, 10.0, "the second link's mass",
+                   &link_mass_2_);
+  DeclareParameter("link_com_pos_1", 0.05, 5.0,
+                   "the first link's centre of mass (from its joint)",
+                   &link_com_pos_1_);
+  DeclareParameter("link_com_pos_2", 0.05, 5.0,
+                   "the second link's centre of mass (from its joint)",
+                   &link_com_pos_2_);
+  DeclareParameter("link_moi", 0.1, 10.0, "both links' moment of inertia",
+                   &link_moi_);
+}
 
 void Acrobot::ResetState(Rng& rng, State& state) {
   for (double& x : state) x = rng.Uniform(-0.1, 0.1);
@@ -45,7 +54,13 @@ void Acrobot::Observe(const State& state, std::array<float, 6>& obs) const {
 }
 
 std::array<double, 4> Acrobot::Derivatives(const std::array<double, 4>& s,
-                                           double torque) {
+                                           double torque) const {
+  const double kMass1 = link_mass_1_;
+  const double kMass2 = link_mass_2_;
+  const double kLength1 = link_length_1_;
+  const double kCom1 = link_com_pos_1_;
+  const double kCom2 = link_com_pos_2_;
+  const double kMoi = link_moi_;
   const auto [theta1, theta2, dtheta1, dtheta2] = s;
   const double d1 = kMass1 * kCom1 * kCom1 +
                     kMass2 * (kLength1 * kLength1 + kCom2 * kCom2 +

@@ -12,7 +12,13 @@ CartPole::CartPole()
                       -2 * kThetaThreshold, -std::numeric_limits<float>::max()},
                      {2 * kXThreshold, std::numeric_limits<float>::max(),
                       2 * kThetaThreshold, std::numeric_limits<float>::max()}),
-          Space::Discrete(2)) {}
+          Space::Discrete(2)) {
+  DeclareParameter("length", 0.05, 5.0, "half the pole's length (m)", &length_);
+  DeclareParameter("masspole", 0.01, 10.0, "the pole's mass (kg)", &masspole_);
+  DeclareParameter("masscart", 0.1, 100.0, "the cart's mass (kg)", &masscart_);
+  DeclareParameter("force_mag", 0.1, 100.0, "the push's force (N)",
+                   &force_mag_);
+}
 
 void CartPole::ResetState(Rng& rng, State& state) {
   for (double& x : state) x = rng.Uniform(-0.05, 0.05);
@@ -23,20 +29,20 @@ void CartPole::Observe(const State& state, std::array<float, 4>& obs) const {
 }
 
 StepResult CartPole::DoStep(const Action& action) {
-  constexpr double kTotalMass = kMassPole + kMassCart;
-  constexpr double kPoleMassLength = kMassPole * kLength;
+  const double total_mass = masspole_ + masscart_;
+  const double polemass_length = masspole_ * length_;
   auto& [x, x_dot, theta, theta_dot] = state_;
-  const double force = action.index == 1 ? kForceMag : -kForceMag;
+  const double force = action.index == 1 ? force_mag_ : -force_mag_;
   const double cos_theta = std::cos(theta);
   const double sin_theta = std::sin(theta);
   const double temp =
-      (force + kPoleMassLength * theta_dot * theta_dot * sin_theta) /
-      kTotalMass;
+      (force + polemass_length * theta_dot * theta_dot * sin_theta) /
+      total_mass;
   const double theta_acc =
       (kGravity * sin_theta - cos_theta * temp) /
-      (kLength * (4.0 / 3.0 - kMassPole * cos_theta * cos_theta / kTotalMass));
+      (length_ * (4.0 / 3.0 - masspole_ * cos_theta * cos_theta / total_mass));
   const double x_acc =
-      temp - kPoleMassLength * theta_acc * cos_theta / kTotalMass;
+      temp - polemass_length * theta_acc * cos_theta / total_mass;
   x += kTau * x_dot;
   x_dot += kTau * x_acc;
   theta += kTau * theta_dot;

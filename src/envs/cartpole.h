@@ -10,6 +10,8 @@ namespace asyncrl {
 // Without a time limit; the registry wraps it (200 steps for v0, 500 for v1).
 // Observation: x, x_dot, theta, theta_dot. Actions: 0 push left, 1 push right.
 // Reward 1 on every step, including the terminating one.
+// Parameters (gym's attribute names): length (half the pole's length),
+// masspole, masscart, force_mag.
 class CartPole : public ClassicControl<4, 4> {
  public:
   CartPole();
@@ -29,6 +31,12 @@ class CartPole : public ClassicControl<4, 4> {
   void ResetState(Rng& rng, State& state) override;
   void Observe(const State& state, std::array<float, 4>& obs) const override;
   StepResult DoStep(const Action& action) override;
+
+ private:
+  double length_ = kLength;
+  double masspole_ = kMassPole;
+  double masscart_ = kMassCart;
+  double force_mag_ = kForceMag;
 };
 
 }  // namespace asyncrl

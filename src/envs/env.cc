@@ -7,6 +7,8 @@
 namespace asyncrl {
 
 FloatView Env::Reset(std::optional<uint64_t> seed) {
+  for (const auto& [index, value] : pending_) *targets_[index] = value;
+  pending_.clear();
   FloatView obs = DoReset(seed);
   needs_reset_ = false;
   return obs;
@@ -22,6 +24,59 @@ StepResult Env::Step(const Action& action) {
   StepResult result = DoStep(action);
   needs_reset_ = result.Done();
   return result;
+}
+
+void Env::DeclareParameter(const std::string& name, double min, double max,
+                           const std::string& help, double* target,
+                           bool integer) {
+  if (target == nullptr || !(min <= *target && *target <= max)) {
+    throw std::logic_error(Name() + ": parameter '" + name +
+                           "' is declared without a default in its range");
+  }
+  for (const EnvParameter& p : parameters_) {
+    if (p.name == name) {
+      throw std::logic_error(Name() + ": parameter '" + name +
+                             "' is declared twice");
+    }
+  }
+  parameters_.push_back({name, *target, min, max, integer, help});
+  targets_.push_back(target);
+}
+
+void Env::ShareParameters(Env& inner) {
+  parameters_ = inner.parameters_;
+  targets_ = inner.targets_;
+}
+
+const EnvParameter& Env::Find(const std::string& name) const {
+  for (const EnvParameter& p : parameters_) {
+    if (p.name == name) return p;
+  }
+  std::string names;
+  for (const EnvParameter& p : parameters_) {
+    names += (names.empty() ? "" : ", ") + p.name;
+  }
+  throw std::invalid_argument(
+      Name() + ": unknown parameter '" + name +
+      "'; declared: " + (names.empty() ? std::string("none") : names));
+}
+
+void Env::SetParameter(const std::string& name, double value) {
+  const EnvParameter& p = Find(name);
+  const bool whole = std::nearbyint(value) == value;
+  if (!(value >= p.min && value <= p.max) || (p.integer && !whole)) {
+    std::ostringstream os;
+    os << Name() << ": parameter " << name << "=" << value
+       << " is out of range; accepted: " << (p.integer ? "integers " : "")
+       << "[" << p.min << ", " << p.max << "]";
+    throw std::invalid_argument(os.str());
+  }
+  pending_[static_cast<size_t>(&p - parameters_.data())] = value;
+}
+
+double Env::Parameter(const std::string& name) const {
+  const EnvParameter& p = Find(name);
+  return *targets_[static_cast<size_t>(&p - parameters_.data())];
 }
 
 void Env::ValidateAction(const Action& action) const {

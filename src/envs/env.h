@@ -6,8 +6,10 @@
 #define ASYNCRL_ENVS_ENV_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "asyncrl/misc/space.h"
 
@@ -23,6 +25,18 @@ struct StepResult {
   bool terminated = false;
   bool truncated = false;
   bool Done() const { return terminated || truncated; }
+};
+
+// A named parameter of an environment's task (a length, a mass, a force) that
+// a run may set: --env-param, a curriculum or a sampler
+// (experiments/curriculum.h).
+struct EnvParameter {
+  std::string name;
+  double default_value = 0;
+  double min = 0;  // The valid range, inclusive.
+  double max = 0;
+  bool integer = false;  // Only whole numbers (e.g. 0/1 switches).
+  std::string help;
 };
 
 // Abstract environment. Not thread-safe: each worker owns its environments.
@@ -42,16 +56,43 @@ class Env {
 
   // Starts an episode. With a seed, reseeds the environment's generator
   // first (same seed, same episode); without, continues its stream.
+  // Parameters set since the last Reset take effect first.
   FloatView Reset(std::optional<uint64_t> seed = std::nullopt);
   StepResult Step(const Action& action);
+
+  // The parameters this environment declares, in declaration order (empty
+  // for most user environments).
+  const std::vector<EnvParameter>& Parameters() const { return parameters_; }
+  // Sets parameter `name` for the episodes from the next Reset on (never
+  // mid-episode). Throws std::invalid_argument naming the environment, the
+  // parameter, the value and the range (or the declared names, for an
+  // unknown name).
+  void SetParameter(const std::string& name, double value);
+  // The value the current episode runs with (a set value counts from the
+  // next Reset).
+  double Parameter(const std::string& name) const;
 
  protected:
   virtual FloatView DoReset(std::optional<uint64_t> seed) = 0;
   virtual StepResult DoStep(const Action& action) = 0;
 
+  // Declares a parameter whose value lives in `*target` (the environment's
+  // own member, read by its dynamics; its value now is the default). Call
+  // from the constructor; `target` must live as long as the environment.
+  void DeclareParameter(const std::string& name, double min, double max,
+                        const std::string& help, double* target,
+                        bool integer = false);
+  // Wrappers: the inner environment's parameters become this one's (the
+  // targets stay the inner environment's members).
+  void ShareParameters(Env& inner);
+
  private:
+  const EnvParameter& Find(const std::string& name) const;
   void ValidateAction(const Action& action) const;
   bool needs_reset_ = true;
+  std::vector<EnvParameter> parameters_;
+  std::vector<double*> targets_;      // Parallel to parameters_.
+  std::map<size_t, double> pending_;  // Index -> value, applied at Reset.
 };
 
 }  // namespace asyncrl

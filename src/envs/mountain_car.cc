@@ -11,7 +11,13 @@ MountainCar::MountainCar()
                                  static_cast<float>(-kMaxSpeed)},
                                 {static_cast<float>(kMaxPosition),
                                  static_cast<float>(kMaxSpeed)}),
-                     Space::Discrete(3)) {}
+                     Space::Discrete(3)) {
+  DeclareParameter("force", 0.0001, 0.01, "the engine's force per step",
+                   &force_);
+  DeclareParameter("gravity", 0.0, 0.01, "gravity's pull per step", &gravity_);
+  DeclareParameter("goal_position", -0.4, kMaxPosition,
+                   "the position that ends the episode", &goal_position_);
+}
 
 void MountainCar::ResetState(Rng& rng, State& state) {
   state = {rng.Uniform(-0.6, -0.4), 0.0};
@@ -23,8 +29,8 @@ void MountainCar::Observe(const State& state, std::array<float, 2>& obs) const {
 
 StepResult MountainCar::DoStep(const Action& action) {
   auto& [position, velocity] = state_;
-  velocity += static_cast<double>(action.index - 1) * kForce +
-              std::cos(3 * position) * (-kGravity);
+  velocity += static_cast<double>(action.index - 1) * force_ +
+              std::cos(3 * position) * (-gravity_);
   velocity = std::clamp(velocity, -kMaxSpeed, kMaxSpeed);
   position += velocity;
   position = std::clamp(position, kMinPosition, kMaxPosition);
@@ -32,7 +38,7 @@ StepResult MountainCar::DoStep(const Action& action) {
 
   StepResult result;
   result.observation = Observation();
-  result.terminated = position >= kGoalPosition && velocity >= 0;
+  result.terminated = position >= goal_position_ && velocity >= 0;
   result.reward = -1.0;
   return result;
 }

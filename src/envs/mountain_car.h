@@ -25,6 +25,12 @@ class MountainCar : public ClassicControl<2, 2> {
   void ResetState(Rng& rng, State& state) override;
   void Observe(const State& state, std::array<float, 2>& obs) const override;
   StepResult DoStep(const Action& action) override;
+
+ private:
+  // Parameters (gym's attribute names).
+  double force_ = kForce;
+  double gravity_ = kGravity;
+  double goal_position_ = kGoalPosition;
 };
 
 }  // namespace asyncrl

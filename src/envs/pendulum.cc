@@ -9,7 +9,15 @@ Pendulum::Pendulum()
     : ClassicControl(Space::Box({3}, {-1, -1, static_cast<float>(-kMaxSpeed)},
                                 {1, 1, static_cast<float>(kMaxSpeed)}),
                      Space::Box({1}, static_cast<float>(-kMaxTorque),
-                                static_cast<float>(kMaxTorque))) {}
+                                static_cast<float>(kMaxTorque))) {
+  DeclareParameter("max_torque", 0.1, kMaxTorque,
+                   "the largest torque applied (actions beyond it are "
+                   "clipped; the action space stays [-2, 2])",
+                   &max_torque_);
+  DeclareParameter("m", 0.1, 10.0, "the pendulum's mass", &m_);
+  DeclareParameter("l", 0.1, 10.0, "the pendulum's length", &l_);
+  DeclareParameter("g", 0.0, 20.0, "gravity", &g_);
+}
 
 double Pendulum::AngleNormalize(double x) {
   double m = std::fmod(x + kPi, 2 * kPi);
@@ -29,12 +37,12 @@ void Pendulum::Observe(const State& state, std::array<float, 3>& obs) const {
 StepResult Pendulum::DoStep(const Action& action) {
   auto& [theta, theta_dot] = state_;
   const double u = std::clamp(static_cast<double>(action.values[0]),
-                              -kMaxTorque, kMaxTorque);
+                              -max_torque_, max_torque_);
   const double th = AngleNormalize(theta);
   const double cost = th * th + 0.1 * theta_dot * theta_dot + 0.001 * u * u;
-  double new_theta_dot = theta_dot + (3 * kG / (2 * kLength) * std::sin(theta) +
-                                      3.0 / (kMass * kLength * kLength) * u) *
-                                         kDt;
+  double new_theta_dot =
+      theta_dot +
+      (3 * g_ / (2 * l_) * std::sin(theta) + 3.0 / (m_ * l_ * l_) * u) * kDt;
   new_theta_dot = std::clamp(new_theta_dot, -kMaxSpeed, kMaxSpeed);
   theta += new_theta_dot * kDt;
   theta_dot = new_theta_dot;

@@ -10,7 +10,8 @@ namespace asyncrl {
 // Observation: cos(theta), sin(theta), theta_dot. Action: one torque in
 // [-2, 2] (values outside are rejected; agents clip). Reward is minus the
 // cost theta^2 + 0.1 theta_dot^2 + 0.001 u^2. Never terminates; the registry
-// adds a 200-step limit.
+// adds a 200-step limit. Parameters (gym's attribute names): max_torque, m,
+// l, g.
 class Pendulum : public ClassicControl<2, 3> {
  public:
   Pendulum();
@@ -31,6 +32,12 @@ class Pendulum : public ClassicControl<2, 3> {
   void ResetState(Rng& rng, State& state) override;
   void Observe(const State& state, std::array<float, 3>& obs) const override;
   StepResult DoStep(const Action& action) override;
+
+ private:
+  double max_torque_ = kMaxTorque;
+  double m_ = kMass;
+  double l_ = kLength;
+  double g_ = kG;
 };
 
 }  // namespace asyncrl

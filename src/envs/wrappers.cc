@@ -8,6 +8,7 @@ namespace asyncrl {
 Wrapper::Wrapper(std::unique_ptr<Env> inner) : inner_(std::move(inner)) {
   if (!inner_)
     throw std::invalid_argument("Wrapper: inner environment is null");
+  ShareParameters(*inner_);
 }
 
 TimeLimit::TimeLimit(std::unique_ptr<Env> inner, int64_t max_steps)

@@ -9,7 +9,7 @@
 
 namespace asyncrl {
 
-// Forwards everything to an owned inner environment.
+// Forwards everything to an owned inner environment, its parameters too.
 class Wrapper : public Env {
  public:
   explicit Wrapper(std::unique_ptr<Env> inner);

@@ -162,6 +162,18 @@ void AsyncEvaluator::Record(int64_t t, const EvalStats& stats,
       "\t" + Num(elapsed) + "\t" + Num(stats.mean) + "\t" + Num(stats.median) +
       "\t" + Num(stats.stdev) + "\t" + Num(stats.max) + "\t" + Num(stats.min);
   for (const auto& s : agent.Statistics()) row += "\t" + Num(s.value);
+  if (options_.curriculum && options_.curriculum->HasLessons()) {
+    // The lessons at this evaluation: "force=2/3;goal_position=1/2".
+    std::string lessons;
+    const auto& params = options_.curriculum->parameters;
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (!params[i].HasCurriculum()) continue;
+      lessons += (lessons.empty() ? "" : ";") + params[i].parameter + "=" +
+                 std::to_string(control_.curriculum.lesson[i].load() + 1) +
+                 "/" + std::to_string(params[i].lessons.size());
+    }
+    row += "\t" + lessons;
+  }
   AppendLine(ScoresPath(options_.outdir), row + "\n");
   control_.last_score.store(stats.mean);
   control_.has_last_score.store(1);

@@ -70,6 +70,14 @@ std::string Progress::Line(Clock::time_point now,
                   static_cast<double>(lag) / static_cast<double>(updates));
     line += buf;
   }
+  if (options_.curriculum) {
+    int32_t lessons[Curriculum::kMaxParameters] = {};
+    for (size_t i = 0; i < options_.curriculum->parameters.size(); ++i) {
+      lessons[i] = control_.curriculum.lesson[i].load();
+    }
+    const std::string summary = options_.curriculum->LessonSummary(lessons);
+    if (!summary.empty()) line += "  lessons " + summary;
+  }
   if (control_.has_last_score.load() != 0) {
     // Lock-free: the parent never takes the workers' mutex.
     std::snprintf(buf, sizeof(buf), "  eval last %.4g best %.4g",

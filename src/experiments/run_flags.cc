@@ -177,6 +177,53 @@ void StoreDemoOptions(po::variables_map& vm,
   po::store(po::parse_config_file(in, desc), vm);
 }
 
+// --env-param: NAME=VALUE items (each argument may hold several, separated
+// by commas), checked against the parameters `env` declares.
+void ParseEnvParams(Env& env, RunFlags* f) {
+  f->env_params.clear();
+  for (const std::string& arg : f->env_param_args) {
+    std::stringstream items(arg);
+    std::string item;
+    while (std::getline(items, item, ',')) {
+      const size_t eq = item.find('=');
+      double value = 0;
+      bool number = false;
+      if (eq != std::string::npos && eq > 0) {
+        try {
+          size_t used = 0;
+          value = std::stod(item.substr(eq + 1), &used);
+          number = used == item.size() - eq - 1;
+        } catch (const std::exception&) {
+        }
+      }
+      Require(number, "env_param", item, "NAME=VALUE with a number VALUE");
+      const std::string name = item.substr(0, eq);
+      try {
+        env.SetParameter(name, value);
+      } catch (const std::invalid_argument&) {
+        std::string accepted;
+        for (const EnvParameter& p : env.Parameters()) {
+          if (p.name == name) {
+            accepted = name + "=VALUE with VALUE in [" + FormatValue(p.min) +
+                       ", " + FormatValue(p.max) + "]" +
+                       (p.integer ? ", a whole number" : "");
+          }
+        }
+        if (accepted.empty()) {
+          std::vector<std::string> names;
+          for (const EnvParameter& p : env.Parameters())
+            names.push_back(p.name);
+          accepted = names.empty()
+                         ? "none: " + env.Name() + " declares no parameters"
+                         : "NAME=VALUE with NAME one of " + JoinNames(names);
+        }
+        Require(false, "env_param", item, accepted);
+      }
+      f->env_params.emplace_back(name, value);
+    }
+  }
+}
+
 // Checks the options ParseRunFlags filled and completes the ones that
 // depend on others (evaluation length, image defaults, the network "auto"
 // stands for). The rules of each options struct are its Validate(); the
@@ -226,6 +273,7 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
             JoinNames(DefaultEnvRegistry().Names()));
     env = MakeEnv(f.env);
   }
+  ParseEnvParams(*env, &f);
   if (context.a3c_agent) {
     Require(DefaultModelRegistry().Contains(f.arch), "arch", f.arch,
             JoinNames(DefaultModelRegistry().Names()));
@@ -258,6 +306,18 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
           "only with --load DIR (the agent to evaluate)");
 
   t.env_name = f.env;
+  t.reward_scale = f.reward_scale_factor;
+  if (!f.curriculum_file.empty()) {
+    try {
+      Curriculum curriculum = Curriculum::Load(f.curriculum_file);
+      curriculum.CheckAgainst(*env);
+      t.curriculum = std::make_shared<const Curriculum>(std::move(curriculum));
+    } catch (const CurriculumError& e) {
+      throw FlagError(std::string("--curriculum: ") + e.what());
+    } catch (const std::invalid_argument& e) {
+      throw FlagError("--curriculum: " + f.curriculum_file + ": " + e.what());
+    }
+  }
   t.outdir = f.outdir;  // The run directory is chosen later.
   // Each options struct's own rules, reported as the flags that filled it.
   t.Validate();
@@ -280,6 +340,11 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
       text = FormatValue(boost::any_cast<double>(any));
     } else if (any.type() == typeid(bool)) {
       text = boost::any_cast<bool>(any) ? "true" : "false";
+    } else if (any.type() == typeid(std::vector<std::string>)) {
+      for (const std::string& item :
+           boost::any_cast<std::vector<std::string>>(any)) {
+        text += (text.empty() ? "" : ",") + item;
+      }
     }
     f.resolved[key] = text;
   }
@@ -354,6 +419,15 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
       "config", po::value(&config_file),
       "read 'key = value' lines (flag names without --) from FILE; the command "
       "line wins")("env", Value(&f.env, f.env), "environment name")(
+      "env-param", po::value(&f.env_param_args),
+      "set a parameter of the environment: NAME=VALUE, repeatable or "
+      "comma-separated (train and evaluation environments; the names and "
+      "ranges --env declares are in the README); given on the command line, "
+      "it replaces the config file's")(
+      "curriculum", po::value(&f.curriculum_file),
+      "YAML file of environment parameters for training: constants, "
+      "samplers drawn per episode, curricula of lessons (ML-Agents' "
+      "environment_parameters; README, \"Curricula\")")(
       "outdir", Value(&f.outdir, f.outdir),
       "each run gets a new folder under this directory")(
       "reward-scale-factor", po::value(&f.reward_scale_factor),

@@ -24,6 +24,14 @@ struct RunFlags {
   TrainOptions train;
   A3COptions agent;
   std::string env = "CartPole-v1";
+  // --env-param NAME=VALUE (repeatable, or comma-separated): parameters of
+  // every environment of the run (envs/env.h), checked against --env's
+  // declarations; in the order given, a later one overriding an earlier.
+  std::vector<std::string> env_param_args;
+  std::vector<std::pair<std::string, double>> env_params;
+  // --curriculum FILE: samplers and lessons of the training environments'
+  // parameters (experiments/curriculum.h), parsed into train.curriculum.
+  std::string curriculum_file;
   std::string arch = "auto";
   std::string outdir = "results";
   double reward_scale_factor = 0.01;

@@ -72,6 +72,11 @@ class TrainerRun {
         throw std::invalid_argument(plugins_.program + ": make_env(" + f_.env +
                                     ") returned null");
       }
+      // --env-param, checked against the probe when the flags were parsed;
+      // applied from the first Reset.
+      for (const auto& [name, value] : f_.env_params) {
+        env->SetParameter(name, value);
+      }
       if (fault && !test && fault->worker == idx) {
         env = std::make_unique<FaultyEnv>(std::move(env), *fault);
       }

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "asyncrl/agents/agent.h"
+#include "asyncrl/experiments/curriculum.h"
 
 namespace asyncrl {
 
@@ -58,6 +59,8 @@ struct ControlBlock {
   std::atomic<int32_t> has_best_score{0};
   // Agent updates and their policy lags (agents/agent.h).
   SharedCounters agent_counters;
+  // Curriculum lessons and measures (experiments/curriculum.h).
+  CurriculumBlock curriculum;
 };
 
 static_assert(std::atomic<int64_t>::is_always_lock_free,

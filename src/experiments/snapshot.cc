@@ -22,6 +22,15 @@ void SaveSnapshot(const Agent& agent, const ControlBlock& control,
   checkpoint.set_best_score(control.best_score.load());
   checkpoint.set_prev_eval_t(control.prev_eval_t.load());
   checkpoint.set_elapsed_seconds(control.ElapsedSeconds());
+  if (options.curriculum) {
+    const auto& params = options.curriculum->parameters;
+    for (size_t i = 0; i < params.size(); ++i) {
+      auto* lesson = checkpoint.add_curriculum();
+      lesson->set_parameter(params[i].parameter);
+      lesson->set_lesson(control.curriculum.lesson[i].load());
+      lesson->set_smoothing(control.curriculum.smoothing[i].load());
+    }
+  }
   agent.SaveTo(&checkpoint);
   auto* meta = checkpoint.mutable_metadata();
   for (const auto& [key, value] : options.config) {
@@ -58,7 +67,7 @@ void PruneCheckpoints(const std::string& outdir, int keep) {
 }
 
 void LoadSnapshot(const std::string& dir, LoadMode mode, Agent& agent,
-                  ControlBlock& control) {
+                  ControlBlock& control, const Curriculum* curriculum) {
   const proto::Checkpoint checkpoint = LoadCheckpointDir(dir);
   if (checkpoint.agent_type() != agent.Type()) {
     throw std::runtime_error("checkpoint " + dir + ": holds a '" +
@@ -77,6 +86,19 @@ void LoadSnapshot(const std::string& dir, LoadMode mode, Agent& agent,
   control.has_best_score.store(checkpoint.has_best_score() ? 1 : 0);
   control.best_score.store(checkpoint.best_score());
   control.elapsed_offset = checkpoint.elapsed_seconds();
+  if (curriculum != nullptr) {
+    // By name: a lesson the checkpoint does not know starts at the first.
+    const auto& params = curriculum->parameters;
+    for (size_t i = 0; i < params.size(); ++i) {
+      for (const auto& saved : checkpoint.curriculum()) {
+        if (saved.parameter() != params[i].parameter) continue;
+        const int32_t last = static_cast<int32_t>(params[i].lessons.size()) - 1;
+        control.curriculum.lesson[i].store(
+            std::clamp<int32_t>(saved.lesson(), 0, last));
+        control.curriculum.smoothing[i].store(saved.smoothing());
+      }
+    }
+  }
 }
 
 }  // namespace asyncrl

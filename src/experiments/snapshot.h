@@ -28,11 +28,14 @@ enum class LoadMode {
   kResume,     // Those, and every counter of the run (--resume).
 };
 
+// With kResume and a curriculum, the lessons and smoothed measures saved
+// for its parameters too (matched by name).
 // Loads checkpoint directory `dir` into `agent` and, with kResume, the
 // counters of `control`. Throws std::runtime_error naming the directory and
 // the first problem; `agent` and `control` are unchanged then.
 void LoadSnapshot(const std::string& dir, LoadMode mode, Agent& agent,
-                  ControlBlock& control);
+                  ControlBlock& control,
+                  const Curriculum* curriculum = nullptr);
 
 }  // namespace asyncrl
 

@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 
@@ -191,6 +193,7 @@ class ParentMonitor {
       last_rate_time_ = now;
       last_rate_step_ = step;
     }
+    ReportCurriculum(final_tick || dt >= 1.0);
     events_.Flush();
     std::error_code ec;
     const auto size =
@@ -207,11 +210,56 @@ class ParentMonitor {
   }
 
  private:
+  // Logs each lesson advance once, in order (the workers advance and
+  // record; the parent speaks), with curriculum/<parameter>/lesson and /value
+  // (the lesson's value, a sampler's mean) at its step; every parameter's
+  // lesson and value again when `periodic`.
+  void ReportCurriculum(bool periodic) {
+    if (!options_.curriculum) return;
+    const auto& params = options_.curriculum->parameters;
+    const CurriculumBlock& block = control_.curriculum;
+    const int64_t advances = block.advances.load(std::memory_order_acquire);
+    if (advances - reported_ > CurriculumBlock::kRecords) {
+      Log(LogLevel::kWarning,
+          "curriculum: " +
+              std::to_string(advances - reported_ - CurriculumBlock::kRecords) +
+              " lesson advances happened too fast to be reported");
+      reported_ = advances - CurriculumBlock::kRecords;
+    }
+    for (; reported_ < advances; ++reported_) {
+      const auto& record = block.records[reported_ % CurriculumBlock::kRecords];
+      const auto& p = params[static_cast<size_t>(record.parameter)];
+      const auto& before = p.lessons[static_cast<size_t>(record.lesson - 1)];
+      const auto& now = p.lessons[static_cast<size_t>(record.lesson)];
+      Log(LogLevel::kInfo,
+          "curriculum: lesson " + std::to_string(record.lesson + 1) + " of " +
+              std::to_string(p.lessons.size()) + " of " + p.parameter + " ('" +
+              now.name + "'): " + before.value.Describe() + " -> " +
+              now.value.Describe() + " at step " + std::to_string(record.step));
+      WriteLesson(p, record.lesson, record.step);
+    }
+    if (!periodic) return;
+    const int64_t step = control_.global_step.load();
+    for (size_t i = 0; i < params.size(); ++i) {
+      WriteLesson(params[i], block.lesson[i].load(), step);
+    }
+  }
+
+  void WriteLesson(const ParameterSchedule& p, int32_t lesson, int64_t step) {
+    const double wall = WallTime();
+    const std::string tag = "curriculum/" + p.parameter;
+    events_.WriteScalar(tag + "/lesson", step, lesson, wall);
+    events_.WriteScalar(tag + "/value", step,
+                        p.lessons[static_cast<size_t>(lesson)].value.Mean(),
+                        wall);
+  }
+
   const TrainOptions& options_;
   ControlBlock& control_;
   MetricsChannel& metrics_;
   EventWriter& events_;
   Progress& progress_;
+  int64_t reported_ = 0;  // Curriculum advances already reported.
   Clock::time_point last_rate_time_;
   int64_t last_rate_step_;
   uintmax_t scores_size_ = 0;
@@ -256,7 +304,8 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
                             &region.control().agent_counters},
                            /*initialize=*/true);
   if (!options.resume.empty()) {
-    LoadSnapshot(options.resume, LoadMode::kResume, *parent_agent, control);
+    LoadSnapshot(options.resume, LoadMode::kResume, *parent_agent, control,
+                 options.curriculum.get());
     if (control.global_step.load() >= options.steps) {
       throw std::invalid_argument("resume=" + options.resume + " is at step " +
                                   std::to_string(control.global_step.load()) +
@@ -278,6 +327,9 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
   control.MarkStart();
   std::vector<std::string> stat_names;
   for (const auto& s : parent_agent->Statistics()) stat_names.push_back(s.name);
+  if (options.curriculum && options.curriculum->HasLessons()) {
+    stat_names.push_back("lessons");  // AsyncEvaluator::Record.
+  }
   if (options.eval_interval > 0) {
     AsyncEvaluator::WriteHeader(options.outdir, stat_names);
   }
@@ -361,6 +413,18 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
       ctx.evaluator = evaluator.get();
     }
     ctx.hooks = &hooks;
+    std::unique_ptr<CurriculumRunner> curriculum;
+    if (options.curriculum && !options.curriculum->empty()) {
+      // Each worker its own stream of draws, fixed by --seed.
+      std::seed_seq seq{static_cast<uint64_t>(options.seed),
+                        static_cast<uint64_t>(idx), uint64_t{0xC0441C}};
+      std::array<uint64_t, 1> seed{};
+      seq.generate(seed.begin(), seed.end());
+      curriculum = std::make_unique<CurriculumRunner>(
+          *options.curriculum, control.curriculum, options.steps,
+          options.reward_scale, seed[0]);
+      ctx.curriculum = curriculum.get();
+    }
     TrainLoop(ctx);
     WriteStatistics(outdir, idx, *agent);
   });

@@ -104,6 +104,9 @@ class Worker {
                          static_cast<double>(episode_len));
     }
     if (ctx_.process_idx == 0) ReportWorkerZero(t, episode_return);
+    if (ctx_.curriculum != nullptr) {
+      ctx_.curriculum->EpisodeEnded(t, episode_return);
+    }
     if (ctx_.evaluator != nullptr && ctx_.eval_env != nullptr) {
       ctx_.evaluator->MaybeEvaluate(t, agent_, *ctx_.eval_env);
     }
@@ -182,15 +185,26 @@ class Worker {
     std::vector<uint8_t> episode_end(k);
     std::vector<int64_t> len(k, 0);
     std::vector<double> returns(k, 0.0);
+    // Curriculum: each environment's parameters for its next episode, and
+    // the epoch its running episode began in (an advance that requires a
+    // reset ends the episodes of earlier epochs).
+    std::vector<int64_t> epoch(k, 0);
+    auto reset = [&](int64_t j, std::optional<uint64_t> seed) {
+      if (ctx_.curriculum != nullptr) {
+        ctx_.curriculum->Apply(*ctx_.envs[j]);
+        epoch[j] = ctx_.curriculum->Epoch();
+      }
+      return ctx_.envs[j]->Reset(seed);
+    };
     auto put = [obs_size](std::vector<float>& dst, int64_t row, FloatView v) {
       std::memcpy(dst.data() + row * obs_size, v.data,
                   obs_size * sizeof(float));
     };
     for (int64_t j = 0; j < k; ++j) {
       put(obs, j,
-          ctx_.envs[j]->Reset(TrainEnvSeed(
-              static_cast<int>(ctx_.process_idx * k + j), options_.seed,
-              static_cast<int>(options_.processes * k))));
+          reset(j, TrainEnvSeed(static_cast<int>(ctx_.process_idx * k + j),
+                                options_.seed,
+                                static_cast<int>(options_.processes * k))));
     }
     int64_t active = 0;
     int64_t first = ClaimSteps(control_, options_.steps, k, &active);
@@ -215,7 +229,9 @@ class Worker {
         put(next, j, r.observation);
         rewards[j] = r.reward;
         terminal[j] = r.terminated;
-        ended[j] = r.Done() || Cut(len[j]);
+        ended[j] = r.Done() || Cut(len[j]) ||
+                   (ctx_.curriculum != nullptr &&
+                    ctx_.curriculum->Epoch() != epoch[j]);
       }
       // Asked to stop (another worker failed, or a signal): leave at once,
       // as the reference's workers do: no last update, no episode counted,
@@ -252,7 +268,7 @@ class Worker {
           if (first + j == options_.steps) SaveFinish();
           len[j] = 0;
           returns[j] = 0;
-          if (!cut_by_trainer) put(obs, j, ctx_.envs[j]->Reset());
+          if (!cut_by_trainer) put(obs, j, reset(j, std::nullopt));
         } else {
           put(obs, j, {next.data() + j * obs_size, obs_size});
         }

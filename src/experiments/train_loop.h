@@ -9,6 +9,7 @@
 
 #include "asyncrl/agents/agent.h"
 #include "asyncrl/envs/env.h"
+#include "asyncrl/experiments/curriculum.h"
 #include "asyncrl/experiments/evaluator.h"
 #include "asyncrl/experiments/hooks.h"
 #include "asyncrl/experiments/metrics.h"
@@ -32,6 +33,9 @@ struct WorkerContext {
   // worker, and worker 0's agent statistics (agent/<name>) and learning rate
   // (train/lr). May be null.
   MetricsChannel* metrics = nullptr;
+  // Draws the training environments' parameters before each reset and feeds
+  // their episode returns to the shared lessons. May be null.
+  CurriculumRunner* curriculum = nullptr;
 };
 
 // Runs until the global step counter reaches options.steps (it never passes

@@ -7,9 +7,11 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "asyncrl/experiments/curriculum.h"
 #include "asyncrl/misc/flag_spec.h"
 
 namespace asyncrl {
@@ -67,6 +69,12 @@ struct TrainOptions {
   // Recorded in every checkpoint's metadata.
   std::map<std::string, std::string> config;
   std::string env_name;
+  // Environment parameters that change during training: samplers and
+  // curricula (experiments/curriculum.h; --curriculum). Null: none.
+  std::shared_ptr<const Curriculum> curriculum;
+  // What the training environments multiply rewards by (a curriculum's
+  // reward measure divides it out).
+  double reward_scale = 1.0;
 
   // Throws InvalidOption (misc/validate.h), a std::invalid_argument:
   // "<field>=<value> is invalid; accepted: ...".

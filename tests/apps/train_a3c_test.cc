@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <set>
+#include <sstream>
 
 #include "../experiments/test_helpers.h"
 #include "asyncrl/misc/checkpoint.h"
@@ -146,7 +147,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"--max-grad-norm nan",
                 "--max-grad-norm=nan is invalid; accepted: a number"},
         BadFlag{"--keep-checkpoints 0", "--keep-checkpoints=0"},
-        BadFlag{"--checkpoint-interval -1", "--checkpoint-interval=-1"}),
+        BadFlag{"--checkpoint-interval -1", "--checkpoint-interval=-1"},
+        BadFlag{"--env-param length=9",
+                "--env-param=length=9 is invalid; accepted: length=VALUE "
+                "with VALUE in [0.05, 5]"},
+        BadFlag{"--env-param gravity=1",
+                "--env-param=gravity=1 is invalid; accepted: NAME=VALUE with "
+                "NAME one of length, masspole, masscart, force_mag"},
+        BadFlag{"--env-param length",
+                "--env-param=length is invalid; "
+                "accepted: NAME=VALUE with a number"},
+        BadFlag{"--env-param force_mag=20,length=x",
+                "--env-param=length=x is invalid"},
+        BadFlag{"--env MinAtar/Breakout --env-param difficulty_ramping=0.5",
+                "VALUE in [0, 1], a whole number"}),
     [](const auto& info) { return CaseName(info.param.args); });
 
 // The run folder a train_a3c run printed first.
@@ -322,6 +336,182 @@ TEST(TrainA3CTest, ConfigFileSetsOptionsAndTheCommandLineWins) {
   const auto json = ReadLines(run / "args.json");
   EXPECT_NE(std::find(json.begin(), json.end(), "  \"t-max\": \"3\","),
             json.end());
+}
+
+// MountainCar's goal moved to -0.4 (where episodes start, between -0.6 and
+// -0.4): episodes end within a few steps instead of at the 200-step limit,
+// in training and in evaluation, set from a config file and from the
+// command line (which replaces the file's list).
+TEST(TrainA3CTest, EnvParamsReachTrainingAndEvaluationEnvironments) {
+  TempDir dir("env_param");
+  const fs::path conf = dir.path() / "run.conf";
+  {
+    std::ofstream out(conf);
+    out << "env = MountainCar-v0\nenv-param = goal_position=-0.4\n"
+           "env-param = force=0.002\n";
+  }
+  auto mean_score = [](const fs::path& run) {
+    const auto lines = ReadLines(run / "scores.txt");
+    EXPECT_GE(lines.size(), 2u);
+    std::istringstream row(lines.back());
+    double steps, episodes, elapsed, mean;
+    row >> steps >> episodes >> elapsed >> mean;
+    return mean;
+  };
+  const std::string common =
+      " --processes 1 --steps 2000 --eval-interval "
+      "1000 --eval-n-runs 3 --log-level warning";
+  const ProcessRun near = TrainA3C("--config " + conf.string() + " --outdir " +
+                                   (dir.path() / "near").string() + common);
+  ASSERT_EQ(near.status, 0) << near.output;
+  const fs::path run = RunFolder(near);
+  EXPECT_GT(mean_score(run), -50.0);
+  const auto json = ReadLines(run / "args.json");
+  EXPECT_NE(std::find(json.begin(), json.end(),
+                      "  \"env-param\": \"goal_position=-0.4,force=0.002\","),
+            json.end());
+
+  // The command line's list replaces the file's: the goal is back at 0.5,
+  // which an untrained agent does not reach in 200 steps.
+  const ProcessRun far =
+      TrainA3C("--config " + conf.string() + " --env-param force=0.002" +
+               " --outdir " + (dir.path() / "far").string() + common);
+  ASSERT_EQ(far.status, 0) << far.output;
+  EXPECT_EQ(mean_score(RunFolder(far)), -200.0);
+}
+
+// A curriculum whose lessons advance by progress (deterministic: at 30% and
+// 60% of the run): each advance is logged once, scores.txt has the lessons,
+// TensorBoard the lesson and value, checkpoints keep the lessons and
+// --resume continues from them.
+TEST(TrainA3CTest, CurriculumAdvancesIsVisibleAndResumes) {
+  TempDir dir("curriculum");
+  const fs::path yaml = dir.path() / "goal.yaml";
+  {
+    std::ofstream out(yaml);
+    out << "environment_parameters:\n"
+           "  goal_position:\n"
+           "    curriculum:\n"
+           "      - name: near\n"
+           "        completion_criteria: {measure: progress, threshold: 0.3}\n"
+           "        value: -0.3\n"
+           "      - name: middle\n"
+           "        completion_criteria: {measure: progress, threshold: 0.6}\n"
+           "        value: 0.1\n"
+           "      - name: far\n"
+           "        value: 0.5\n"
+           "  force:\n"
+           "    sampler_type: uniform\n"
+           "    sampler_parameters: {min_value: 0.001, max_value: 0.002}\n";
+  }
+  const ProcessRun first = TrainA3C(
+      "--outdir " + dir.str() + " --env MountainCar-v0 --curriculum " +
+      yaml.string() +
+      " --processes 2 --steps 20000 --eval-interval 5000 --eval-n-runs 1"
+      " --checkpoint-interval 5000");
+  ASSERT_EQ(first.status, 0) << first.output;
+  const fs::path run = RunFolder(first);
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos;
+         at = text.find(what, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(count(first.output,
+                  "curriculum: lesson 2 of 3 of goal_position "
+                  "('middle'): -0.3 -> 0.1 at step "),
+            1u)
+      << first.output;
+  EXPECT_EQ(count(first.output,
+                  "curriculum: lesson 3 of 3 of goal_position "
+                  "('far'): 0.1 -> 0.5 at step "),
+            1u)
+      << first.output;
+  const auto scores = ReadLines(run / "scores.txt");
+  ASSERT_EQ(scores.size(), 5u);
+  EXPECT_EQ(scores[0].substr(scores[0].rfind('\t') + 1), "lessons");
+  EXPECT_EQ(scores[1].substr(scores[1].rfind('\t') + 1), "goal_position=1/3");
+  EXPECT_EQ(scores[4].substr(scores[4].rfind('\t') + 1), "goal_position=3/3");
+  // Checkpoints keep the lesson of their moment.
+  const proto::Checkpoint at5000 =
+      LoadCheckpointDir((run / "5000_checkpoint").string());
+  ASSERT_EQ(at5000.curriculum_size(), 2);
+  EXPECT_EQ(at5000.curriculum(0).parameter(), "goal_position");
+  EXPECT_EQ(at5000.curriculum(0).lesson(), 0);
+  const proto::Checkpoint at15000 =
+      LoadCheckpointDir((run / "15000_checkpoint").string());
+  EXPECT_EQ(at15000.curriculum(0).lesson(), 2);
+  std::string events_path;
+  for (const auto& e : fs::directory_iterator(run)) {
+    if (e.path().filename().string().rfind("events.out.tfevents", 0) == 0) {
+      events_path = e.path().string();
+    }
+  }
+  std::set<std::string> tags;
+  for (const auto& event : ReadEventFile(events_path)) {
+    for (const auto& v : event.summary().value()) tags.insert(v.tag());
+  }
+  for (const char* tag :
+       {"curriculum/goal_position/lesson", "curriculum/goal_position/value",
+        "curriculum/force/lesson", "curriculum/force/value"}) {
+    EXPECT_EQ(tags.count(tag), 1u) << tag;
+  }
+
+  // Resumed at 15000 of a 40000-step run: progress 0.375 is past the first
+  // threshold only, but the checkpoint's lesson (the last) holds, and no
+  // advance is reported again.
+  const ProcessRun second =
+      TrainA3C("--resume " + (run / "15000_checkpoint").string() +
+               " --steps 40000 --quiet");
+  ASSERT_EQ(second.status, 0) << second.output;
+  EXPECT_EQ(second.output.find("curriculum: lesson"), std::string::npos)
+      << second.output;
+  const proto::Checkpoint finish =
+      LoadCheckpointDir((run / "40000_finish").string());
+  EXPECT_EQ(finish.curriculum(0).lesson(), 2);
+  const auto resumed = ReadLines(run / "scores.txt");
+  EXPECT_EQ(resumed.back().substr(resumed.back().rfind('\t') + 1),
+            "goal_position=3/3");
+}
+
+TEST(TrainA3CTest, AMalformedCurriculumExitsTwoWithItsLine) {
+  TempDir dir("bad_curriculum");
+  const fs::path yaml = dir.path() / "bad.yaml";
+  {
+    std::ofstream out(yaml);
+    out << "environment_parameters:\n  length:\n    sampler_type: uniform\n"
+           "    sampler_parameters: {min_value: 0.3}\n";
+  }
+  const fs::path outdir = dir.path() / "out";
+  for (const std::string& args :
+       {"--curriculum " + yaml.string(),
+        std::string("--curriculum /nonexistent.yaml")}) {
+    const ProcessRun r = TrainA3C(args + " --outdir " + outdir.string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    ASSERT_EQ(r.Lines().size(), 1u) << r.output;
+    EXPECT_FALSE(fs::exists(outdir));
+    if (args.find("nonexistent") != std::string::npos) {
+      EXPECT_EQ(r.Lines()[0],
+                "train_a3c: --curriculum: /nonexistent.yaml: cannot be read");
+    } else {
+      EXPECT_EQ(r.Lines()[0], "train_a3c: --curriculum: " + yaml.string() +
+                                  ":4: parameter 'length': uniform needs "
+                                  "max_value");
+    }
+  }
+  // A parameter the environment does not declare.
+  {
+    std::ofstream out(yaml);
+    out << "environment_parameters:\n  gravity: 9.8\n";
+  }
+  const ProcessRun r = TrainA3C("--curriculum " + yaml.string() + " --outdir " +
+                                outdir.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("parameter 'gravity' is not one CartPole declares"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(TrainA3CTest, RunWritesProfilesTimersEventsAndCurve) {

@@ -1,6 +1,7 @@
 // The conformance suite every registered environment must pass: spaces and
-// shapes, determinism under a seed, episodes that end, and bad actions
-// rejected with a clear error.
+// shapes, determinism under a seed, episodes that end, bad actions rejected
+// with a clear error, and declared parameters that take every value of
+// their range (from the next Reset) and refuse others in one line.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -168,6 +169,84 @@ TEST_P(EnvConformanceTest, StepWithoutResetIsAnError) {
     r = env->Step(RandomAction(*env, rng, storage));
   } while (!r.Done());
   EXPECT_THROW(env->Step(RandomAction(*env, rng, storage)), std::logic_error);
+}
+
+// Every built-in environment family declares parameters (README, "Environment
+// parameters"); a user's environment may declare none.
+TEST_P(EnvConformanceTest, DeclaresParametersWithDefaultsInRange) {
+  auto env = Make();
+  ASSERT_FALSE(env->Parameters().empty()) << GetParam();
+  for (const EnvParameter& p : env->Parameters()) {
+    SCOPED_TRACE(p.name);
+    EXPECT_LE(p.min, p.default_value);
+    EXPECT_LE(p.default_value, p.max);
+    EXPECT_LT(p.min, p.max);
+    EXPECT_FALSE(p.help.empty());
+    EXPECT_EQ(env->Parameter(p.name), p.default_value);
+  }
+}
+
+TEST_P(EnvConformanceTest, EveryParameterRunsAtBothBoundsFromTheNextReset) {
+  const auto declaring = Make();
+  for (const EnvParameter& p : declaring->Parameters()) {
+    for (const double value : {p.min, p.max}) {
+      SCOPED_TRACE(p.name + "=" + std::to_string(value));
+      auto env = Make();
+      env->Reset(1);
+      env->SetParameter(p.name, value);
+      // Not mid-episode: the running episode keeps the default.
+      EXPECT_EQ(env->Parameter(p.name), p.default_value);
+      Trace t = Run(*env, 5, 300);
+      EXPECT_EQ(env->Parameter(p.name), value);
+      for (float x : t.observations) ASSERT_TRUE(std::isfinite(x));
+      for (double r : t.rewards) ASSERT_TRUE(std::isfinite(r));
+    }
+  }
+}
+
+TEST_P(EnvConformanceTest, ChangingAParameterChangesTheDynamics) {
+  // Some parameter of every family changes a seeded trajectory (a
+  // parameter that were ignored would leave it unchanged).
+  auto reference = Make();
+  const Trace want = Run(*reference, 9, 200);
+  bool changed = false;
+  for (const EnvParameter& p : reference->Parameters()) {
+    auto env = Make();
+    env->SetParameter(p.name, p.max);
+    const Trace got = Run(*env, 9, 200);
+    changed |=
+        got.observations != want.observations || got.rewards != want.rewards;
+  }
+  EXPECT_TRUE(changed);
+}
+
+TEST_P(EnvConformanceTest, BadParametersAreRefusedInOneLine) {
+  auto env = Make();
+  ASSERT_FALSE(env->Parameters().empty());
+  const EnvParameter& p = env->Parameters().front();
+  for (const double bad :
+       {p.max + 1.0, p.min - 1.0, std::numeric_limits<double>::quiet_NaN()}) {
+    try {
+      env->SetParameter(p.name, bad);
+      ADD_FAILURE() << p.name << "=" << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(p.name), std::string::npos) << what;
+      EXPECT_NE(what.find("accepted: "), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+  }
+  try {
+    env->SetParameter("no_such_parameter", 1.0);
+    ADD_FAILURE() << "an unknown parameter was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("no_such_parameter"), std::string::npos) << what;
+    EXPECT_NE(what.find(p.name), std::string::npos) << what;  // The list.
+  }
+  // Nothing refused was applied.
+  env->Reset(0);
+  EXPECT_EQ(env->Parameter(p.name), p.default_value);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllRegistered, EnvConformanceTest,

@@ -31,6 +31,14 @@ MinAtarGame::MinAtarGame(std::string game, int channels,
     for (int m = 0; m < kNumMoves; ++m) moves_.push_back(static_cast<Move>(m));
   }
   action_space_ = Space::Discrete(static_cast<int64_t>(moves_.size()));
+  ramping_ = options_.difficulty_ramping ? 1.0 : 0.0;
+  DeclareParameter("sticky_action_prob", 0.0, 1.0,
+                   "probability that the previous move repeats",
+                   &options_.sticky_action_prob);
+  DeclareParameter("difficulty_ramping", 0.0, 1.0,
+                   "1: games that get harder over time do so; 0: they stay "
+                   "at their first level",
+                   &ramping_, /*integer=*/true);
 }
 
 MinAtarGame::Move MinAtarGame::MoveOf(int64_t action_index) const {
@@ -39,6 +47,7 @@ MinAtarGame::Move MinAtarGame::MoveOf(int64_t action_index) const {
 
 FloatView MinAtarGame::DoReset(std::optional<uint64_t> seed) {
   if (seed) rng_.Seed(*seed);
+  options_.difficulty_ramping = ramping_ != 0;  // A parameter set since.
   // Unlike the Python original, the sticky action does not leak from the
   // previous episode: each episode starts from a no-op, so a seeded Reset
   // fully determines the episode.

@@ -97,6 +97,7 @@ class MinAtarGame : public Env {
   Rng rng_;
   Move last_move_ = kNoop;
   bool terminal_ = false;
+  double ramping_ = 1.0;  // The difficulty_ramping parameter, 0 or 1.
 };
 
 // The names of the five games: Asterix, Breakout, Freeway, Seaquest,

@@ -1,0 +1,410 @@
+// Curriculum files: parsing (every sampler, lessons, defaults, every
+// malformed case with its line), sampler draws, ML-Agents' advance rule
+// (minimum length, smoothing, progress), lessons shared by worker
+// processes through the shared region, and lessons kept by checkpoints.
+#include "asyncrl/experiments/curriculum.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "asyncrl/envs/registry.h"
+#include "asyncrl/experiments/shared_region.h"
+#include "asyncrl/misc/process_group.h"
+
+namespace asyncrl {
+namespace {
+
+Curriculum Parse(const std::string& text) {
+  return Curriculum::Parse(text, "test.yaml");
+}
+
+constexpr const char* kFull = R"(environment_parameters:
+  length:
+    sampler_type: uniform
+    sampler_parameters:
+      min_value: 0.3
+      max_value: 0.7
+  masspole:
+    sampler_type: gaussian
+    sampler_parameters: {mean: 0.1, st_dev: 0.02}
+  masscart:
+    sampler_type: multirange_uniform
+    sampler_parameters:
+      intervals: [[0.5, 1.0], [2.0, 4.0]]
+  force_mag:
+    curriculum:
+      - name: strong
+        completion_criteria:
+          measure: reward
+          behavior: ignored
+          threshold: 100
+          min_lesson_length: 3
+          signal_smoothing: false
+          require_reset: true
+        value: 20
+      - name: middle
+        completion_criteria:
+          measure: progress
+          threshold: 0.5
+        value:
+          sampler_type: uniform
+          sampler_parameters: {min_value: 12, max_value: 14}
+      - value: 10
+)";
+
+TEST(CurriculumParseTest, ReadsEverySamplerAndLessons) {
+  const Curriculum c = Parse(kFull);
+  ASSERT_EQ(c.parameters.size(), 4u);
+  const Sampler& uniform = c.parameters[0].lessons[0].value;
+  EXPECT_EQ(c.parameters[0].parameter, "length");
+  EXPECT_EQ(uniform.kind, Sampler::Kind::kUniform);
+  EXPECT_EQ(uniform.min, 0.3);
+  EXPECT_EQ(uniform.max, 0.7);
+  EXPECT_FALSE(c.parameters[0].HasCurriculum());
+  const Sampler& gaussian = c.parameters[1].lessons[0].value;
+  EXPECT_EQ(gaussian.kind, Sampler::Kind::kGaussian);
+  EXPECT_EQ(gaussian.mean, 0.1);
+  EXPECT_EQ(gaussian.stdev, 0.02);
+  const Sampler& multi = c.parameters[2].lessons[0].value;
+  EXPECT_EQ(multi.kind, Sampler::Kind::kMultiRangeUniform);
+  ASSERT_EQ(multi.intervals.size(), 2u);
+  EXPECT_EQ(multi.intervals[1], std::make_pair(2.0, 4.0));
+  EXPECT_EQ(multi.Describe(), "multirange_uniform((0.5, 1), (2, 4))");
+
+  const ParameterSchedule& force = c.parameters[3];
+  ASSERT_EQ(force.lessons.size(), 3u);
+  EXPECT_TRUE(force.HasCurriculum());
+  EXPECT_EQ(force.lessons[0].name, "strong");
+  EXPECT_EQ(force.lessons[0].value.value, 20);
+  const CompletionCriteria& first = *force.lessons[0].criteria;
+  EXPECT_EQ(first.measure, CompletionCriteria::Measure::kReward);
+  EXPECT_EQ(first.threshold, 100);
+  EXPECT_EQ(first.min_lesson_length, 3);
+  EXPECT_FALSE(first.signal_smoothing);
+  EXPECT_TRUE(first.require_reset);
+  const CompletionCriteria& second = *force.lessons[1].criteria;
+  EXPECT_EQ(second.measure, CompletionCriteria::Measure::kProgress);
+  EXPECT_EQ(second.min_lesson_length, 0);  // ML-Agents' defaults.
+  EXPECT_TRUE(second.signal_smoothing);
+  EXPECT_FALSE(second.require_reset);
+  EXPECT_EQ(force.lessons[1].value.Describe(), "uniform(12, 14)");
+  EXPECT_EQ(force.lessons[2].name, "lesson 3");
+  EXPECT_FALSE(force.lessons[2].criteria.has_value());
+  EXPECT_EQ(c.BufferSize(), 3);
+  EXPECT_TRUE(c.HasLessons());
+  const int32_t lessons[4] = {0, 0, 0, 1};
+  EXPECT_EQ(c.LessonSummary(lessons), "force_mag 2/3");
+}
+
+TEST(CurriculumParseTest, AConstantIsOneLesson) {
+  const Curriculum c = Parse("environment_parameters:\n  gravity: 0.0025\n");
+  ASSERT_EQ(c.parameters.size(), 1u);
+  EXPECT_EQ(c.parameters[0].lessons[0].value.kind, Sampler::Kind::kConstant);
+  EXPECT_EQ(c.parameters[0].lessons[0].value.value, 0.0025);
+  EXPECT_FALSE(c.HasLessons());
+}
+
+struct Malformed {
+  std::string text;
+  std::string expected;  // "test.yaml:LINE: ..." fragment.
+};
+
+class MalformedCurriculumTest : public ::testing::TestWithParam<Malformed> {};
+
+TEST_P(MalformedCurriculumTest, IsRefusedWithTheLineAndWhatIsWrong) {
+  try {
+    Parse(GetParam().text);
+    FAIL() << "accepted:\n" << GetParam().text;
+  } catch (const CurriculumError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(GetParam().expected), std::string::npos) << what;
+    EXPECT_EQ(what.rfind("test.yaml:", 0), 0u) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+const char* kHead = "environment_parameters:\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, MalformedCurriculumTest,
+    ::testing::Values(
+        Malformed{"parameters:\n  a: 1\n",
+                  "test.yaml:1: expected a map with "
+                  "the key environment_parameters"},
+        Malformed{"environment_parameters:\n  a: [1\n", "test.yaml:3:"},
+        Malformed{std::string(kHead) + "  a: abc\n",
+                  "test.yaml:2: parameter 'a' must be a number, not 'abc'"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    sampler_type: beta\n"
+                      "    sampler_parameters: {min_value: 1}\n",
+                  "test.yaml:3: parameter 'a': unknown sampler_type 'beta'; "
+                  "accepted: uniform, gaussian, multirange_uniform"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    sampler_type: uniform\n"
+                      "    sampler_parameters: {min_value: 2, max_value: 1}\n",
+                  "test.yaml:4: parameter 'a': min_value 2 is greater than "
+                  "max_value 1"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    sampler_type: uniform\n"
+                      "    sampler_parameters: {min_value: 2}\n",
+                  "test.yaml:4: parameter 'a': uniform needs max_value"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    sampler_type: gaussian\n"
+                      "    sampler_parameters: {mean: 0, st_dev: -1}\n",
+                  "st_dev -1 is negative"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    sampler_type: multirange_uniform\n"
+                      "    sampler_parameters:\n      intervals: [[1, 2, 3]]\n",
+                  "test.yaml:5: parameter 'a': each interval must be [min, "
+                  "max]"},
+        Malformed{std::string(kHead) + "  a:\n    sampler_type: uniform\n",
+                  "sampler_parameters (a map) is missing"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    sampler_type: uniform\n    colour: red\n"
+                      "    sampler_parameters: {min_value: 0, max_value: 1}\n",
+                  "test.yaml:4: unknown key 'colour' in parameter 'a'"},
+        Malformed{std::string(kHead) + "  a:\n    curriculum: []\n",
+                  "curriculum must be a non-empty list of lessons"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    curriculum:\n      - name: one\n"
+                      "      - value: 2\n",
+                  "test.yaml:4: parameter 'a' lesson 1 has no value"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    curriculum:\n      - value: 1\n"
+                      "      - value: 2\n",
+                  "test.yaml:4: parameter 'a' lesson 1 needs "
+                  "completion_criteria"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    curriculum:\n      - value: 1\n"
+                      "        completion_criteria: {threshold: 1}\n",
+                  "lesson 1 is the last lesson: it cannot have "
+                  "completion_criteria"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    curriculum:\n      - value: 1\n"
+                      "        completion_criteria: {measure: time}\n"
+                      "      - value: 2\n",
+                  "unknown measure 'time'; accepted: reward, progress"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    curriculum:\n      - value: 1\n"
+                      "        completion_criteria:\n"
+                      "          measure: progress\n          threshold: 1.5\n"
+                      "      - value: 2\n",
+                  "test.yaml:7: parameter 'a' lesson 1: threshold 1.5 is not "
+                  "a fraction of the run"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    curriculum:\n      - value: 1\n"
+                      "        completion_criteria: {min_lesson_length: 2.5}\n"
+                      "      - value: 2\n",
+                  "min_lesson_length 2.5 is invalid; accepted: an integer in "
+                  "[0, 4096]"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    curriculum:\n      - value: 1\n"
+                      "        completion_criteria: {min_lesson_length: 5000}\n"
+                      "      - value: 2\n",
+                  "min_lesson_length 5000 is invalid"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    curriculum:\n      - value: 1\n"
+                      "        completion_criteria: {signal_smoothing: maybe}\n"
+                      "      - value: 2\n",
+                  "signal_smoothing must be true or false, not 'maybe'"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    curriculum:\n      - value: 1\n"
+                      "        completion_criteria: {patience: 3}\n"
+                      "      - value: 2\n",
+                  "unknown key 'patience'"}),
+    [](const auto& info) { return "case" + std::to_string(info.index); });
+
+TEST(CurriculumParseTest, AMissingFileIsACurriculumError) {
+  EXPECT_THROW(Curriculum::Load("/nonexistent/curriculum.yaml"),
+               CurriculumError);
+}
+
+TEST(CurriculumCheckTest, NamesAndRangesAreCheckedAgainstTheEnvironment) {
+  auto env = MakeEnv("CartPole-v1");
+  EXPECT_NO_THROW(Parse(kFull).CheckAgainst(*env));
+  try {
+    Parse("environment_parameters:\n  gravity: 1\n").CheckAgainst(*env);
+    FAIL() << "accepted an undeclared parameter";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "parameter 'gravity' is not one CartPole declares; "
+                  "accepted: length, masspole, masscart, force_mag"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    Parse(
+        "environment_parameters:\n  length:\n    sampler_type: uniform\n"
+        "    sampler_parameters: {min_value: 0.1, max_value: 9}\n")
+        .CheckAgainst(*env);
+    FAIL() << "accepted a sampler reaching outside the range";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("uniform(0.1, 9) is outside its "
+                                         "range; accepted: [0.05, 5]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(SamplerTest, DrawsStayInTheirSupportAndTheParameterRange) {
+  std::mt19937_64 rng(1);
+  Sampler uniform;
+  uniform.kind = Sampler::Kind::kUniform;
+  uniform.min = 2;
+  uniform.max = 3;
+  Sampler multi;
+  multi.kind = Sampler::Kind::kMultiRangeUniform;
+  multi.intervals = {{0, 1}, {10, 13}};  // 1/4 and 3/4 of the draws.
+  Sampler gaussian;
+  gaussian.kind = Sampler::Kind::kGaussian;
+  gaussian.mean = 0;
+  gaussian.stdev = 10;
+  double sum = 0;
+  int in_second = 0;
+  int clamped = 0;
+  constexpr int kDraws = 20000;
+  for (int i = 0; i < kDraws; ++i) {
+    const double u = uniform.Draw(rng, -100, 100);
+    ASSERT_TRUE(u >= 2 && u <= 3) << u;
+    sum += u;
+    const double m = multi.Draw(rng, -100, 100);
+    ASSERT_TRUE((m >= 0 && m <= 1) || (m >= 10 && m <= 13)) << m;
+    in_second += m >= 10;
+    const double g = gaussian.Draw(rng, -5, 5);
+    ASSERT_TRUE(g >= -5 && g <= 5) << g;
+    clamped += g == 5 || g == -5;
+  }
+  // Binomial/uniform sampling error: 5 standard deviations.
+  EXPECT_NEAR(sum / kDraws, 2.5, 5 * std::sqrt(1.0 / 12 / kDraws));
+  EXPECT_NEAR(in_second / double{kDraws}, 0.75,
+              5 * std::sqrt(0.75 * 0.25 / kDraws));
+  EXPECT_GT(clamped, kDraws / 3);  // P(|N(0, 10)| > 5) = 0.62.
+  EXPECT_EQ(multi.Mean(), (0.5 * 1 + 11.5 * 3) / 4);
+}
+
+CompletionCriteria Reward(double threshold, int64_t min_length,
+                          bool smoothing) {
+  CompletionCriteria c;
+  c.threshold = threshold;
+  c.min_lesson_length = min_length;
+  c.signal_smoothing = smoothing;
+  return c;
+}
+
+TEST(NeedIncrementTest, FollowsMlAgentsRule) {
+  // Too few episodes: no advance, smoothing unchanged.
+  AdvanceDecision d = NeedIncrement(Reward(0, 3, true), 0, {5, 5}, 1.5);
+  EXPECT_FALSE(d.advance);
+  EXPECT_EQ(d.smoothing, 1.5);
+  // Smoothed: 0.25 * 1.5 + 0.75 * mean(1, 2, 3) = 1.875.
+  d = NeedIncrement(Reward(1.8, 3, true), 0, {1, 2, 3}, 1.5);
+  EXPECT_TRUE(d.advance);
+  EXPECT_DOUBLE_EQ(d.smoothing, 1.875);
+  d = NeedIncrement(Reward(1.9, 3, true), 0, {1, 2, 3}, 1.5);
+  EXPECT_FALSE(d.advance);
+  EXPECT_DOUBLE_EQ(d.smoothing, 1.875);
+  // Not smoothed: the mean itself; strictly greater than the threshold.
+  d = NeedIncrement(Reward(2, 3, false), 0, {1, 2, 3}, 1.5);
+  EXPECT_FALSE(d.advance);
+  EXPECT_EQ(d.smoothing, 1.5);
+  d = NeedIncrement(Reward(1.99, 3, false), 0, {1, 2, 3}, 1.5);
+  EXPECT_TRUE(d.advance);
+  // Progress: the fraction of the run, after the minimum length too.
+  CompletionCriteria progress;
+  progress.measure = CompletionCriteria::Measure::kProgress;
+  progress.threshold = 0.5;
+  progress.min_lesson_length = 1;
+  EXPECT_FALSE(NeedIncrement(progress, 0.9, {}, 0).advance);
+  EXPECT_FALSE(NeedIncrement(progress, 0.5, {1}, 0).advance);
+  EXPECT_TRUE(NeedIncrement(progress, 0.51, {1}, 0).advance);
+  // No episode yet: a reward measure never advances.
+  EXPECT_FALSE(NeedIncrement(Reward(-1e9, 0, false), 0, {}, 0).advance);
+}
+
+constexpr const char* kTwoLessons = R"(environment_parameters:
+  force_mag:
+    curriculum:
+      - name: strong
+        completion_criteria: {threshold: 100, min_lesson_length: 3, signal_smoothing: false}
+        value: 20
+      - name: weak
+        completion_criteria: {measure: progress, threshold: 0.5, require_reset: true}
+        value: 15
+      - name: default
+        value: 10
+)";
+
+TEST(CurriculumRunnerTest, AdvancesAppliesAtTheNextResetAndAsksForResets) {
+  const Curriculum c = Parse(kTwoLessons);
+  auto block = std::make_unique<CurriculumBlock>();
+  // Rewards scaled by 0.01 in training: the measure divides it out.
+  CurriculumRunner runner(c, *block, /*steps=*/1000, /*reward_scale=*/0.01,
+                          /*seed=*/3);
+  auto env = MakeEnv("CartPole-v1");
+  runner.Apply(*env);
+  env->Reset(0);
+  EXPECT_EQ(env->Parameter("force_mag"), 20);
+  runner.EpisodeEnded(10, 2.00);  // Return 200.
+  runner.EpisodeEnded(20, 0.50);  // 50: mean 125 > 100, but only 2 episodes.
+  EXPECT_EQ(block->lesson[0].load(), 0);
+  runner.EpisodeEnded(30, 0.20);  // Mean of 200, 50, 20 = 90: not yet.
+  EXPECT_EQ(block->lesson[0].load(), 0);
+  runner.EpisodeEnded(40, 2.00);  // The last 3: 50, 20, 200 -> 90.
+  EXPECT_EQ(block->lesson[0].load(), 0);
+  runner.EpisodeEnded(50, 2.00);  // 20, 200, 200 -> 140.
+  EXPECT_EQ(block->lesson[0].load(), 1);
+  EXPECT_EQ(block->advanced_at[0].load(), 50);
+  EXPECT_EQ(block->returns_count, 0);  // Cleared for the next lesson.
+  EXPECT_EQ(block->epoch.load(), 0);   // Lesson 1 did not require a reset.
+  // The running episode keeps its value; the next reset takes the new one.
+  runner.Apply(*env);
+  EXPECT_EQ(env->Parameter("force_mag"), 20);
+  env->Reset();
+  EXPECT_EQ(env->Parameter("force_mag"), 15);
+  // Progress: step 500 of 1000 is not past 0.5; 501 is.
+  runner.EpisodeEnded(500, 0);
+  EXPECT_EQ(block->lesson[0].load(), 1);
+  runner.EpisodeEnded(501, 0);
+  EXPECT_EQ(block->lesson[0].load(), 2);
+  EXPECT_EQ(block->epoch.load(), 1);  // require_reset.
+  runner.EpisodeEnded(900, 1e9);      // The last lesson stays.
+  EXPECT_EQ(block->lesson[0].load(), 2);
+}
+
+// Two worker processes feed one shared buffer (neither reaches the minimum
+// length alone); the advance one of them makes is seen by a third process.
+TEST(CurriculumRunnerTest, LessonsAreSharedByWorkerProcesses) {
+  const Curriculum c = Parse(kTwoLessons);
+  SharedRegion region(1, 1);
+  CurriculumBlock& block = region.control().curriculum;
+  ProcessGroupOptions options;
+  options.num_workers = 2;
+  GroupReport feed = RunProcessGroup(options, [&](int idx) {
+    CurriculumRunner runner(c, block, 1000, 1.0, static_cast<uint64_t>(idx));
+    runner.EpisodeEnded(10 + idx, 150);
+  });
+  ASSERT_TRUE(feed.Ok());
+  EXPECT_EQ(block.lesson[0].load(), 0);  // 2 of the 3 episodes needed.
+  options.num_workers = 1;
+  GroupReport third = RunProcessGroup(options, [&](int) {
+    CurriculumRunner runner(c, block, 1000, 1.0, 7);
+    runner.EpisodeEnded(30, 150);  // The third: mean 150 > 100.
+  });
+  ASSERT_TRUE(third.Ok());
+  EXPECT_EQ(block.lesson[0].load(), 1);
+  GroupReport reader = RunProcessGroup(options, [&](int) {
+    CurriculumRunner runner(c, block, 1000, 1.0, 9);
+    auto env = MakeEnv("CartPole-v1");
+    runner.Apply(*env);
+    env->Reset(0);
+    if (env->Parameter("force_mag") != 15) {
+      throw std::runtime_error("a worker did not see the shared lesson");
+    }
+  });
+  EXPECT_TRUE(reader.Ok()) << reader.workers[0].Describe();
+}
+
+}  // namespace
+}  // namespace asyncrl
