@@ -468,11 +468,15 @@ void CurriculumRunner::Apply(Env& env) {
 
 void CurriculumRunner::EpisodeEnded(int64_t t, double scaled_return) {
   const int64_t capacity = std::max<int64_t>(1, curriculum_.BufferSize());
-  bool any_curriculum = false;
-  for (const ParameterSchedule& p : curriculum_.parameters) {
-    any_curriculum |= p.HasCurriculum();
+  // Nothing to measure once every curriculum is at its last lesson (or
+  // there is none): no lock at all.
+  bool pending = false;
+  for (size_t i = 0; i < curriculum_.parameters.size(); ++i) {
+    const auto lessons =
+        static_cast<int32_t>(curriculum_.parameters[i].lessons.size());
+    pending |= block_.lesson[i].load() + 1 < lessons;
   }
-  if (!any_curriculum) return;
+  if (!pending) return;
   const double value =
       reward_scale_ != 0 ? scaled_return / reward_scale_ : scaled_return;
   boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
