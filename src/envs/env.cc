@@ -46,6 +46,7 @@ void Env::DeclareParameter(const std::string& name, double min, double max,
 void Env::ShareParameters(Env& inner) {
   parameters_ = inner.parameters_;
   targets_ = inner.targets_;
+  pending_owner_ = inner.pending_owner_;
 }
 
 const EnvParameter& Env::Find(const std::string& name) const {
@@ -71,7 +72,8 @@ void Env::SetParameter(const std::string& name, double value) {
        << "[" << p.min << ", " << p.max << "]";
     throw std::invalid_argument(os.str());
   }
-  pending_[static_cast<size_t>(&p - parameters_.data())] = value;
+  pending_owner_->pending_[static_cast<size_t>(&p - parameters_.data())] =
+      value;
 }
 
 double Env::Parameter(const std::string& name) const {

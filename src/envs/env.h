@@ -93,6 +93,9 @@ class Env {
   std::vector<EnvParameter> parameters_;
   std::vector<double*> targets_;      // Parallel to parameters_.
   std::map<size_t, double> pending_;  // Index -> value, applied at Reset.
+  // Where set values wait for a Reset: the innermost environment's map, so
+  // a value set through any wrapper layer is applied in the order set.
+  Env* pending_owner_ = this;
 };
 
 }  // namespace asyncrl

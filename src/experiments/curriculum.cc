@@ -56,6 +56,11 @@ class Reader {
     }
   }
 
+  std::string Name(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsScalar()) Fail(node, what + " must be a name");
+    return node.Scalar();
+  }
+
   bool Bool(const YAML::Node& node, const std::string& what) const {
     try {
       return node.as<bool>();
@@ -75,7 +80,8 @@ class Reader {
       Fail(node, where + " must be a number or a map with sampler_type");
     }
     OnlyKeys(node, {"sampler_type", "sampler_parameters"}, where);
-    const std::string type = node["sampler_type"].as<std::string>();
+    const std::string type =
+        Name(node["sampler_type"], where + ": sampler_type");
     const YAML::Node p = node["sampler_parameters"];
     if (!p || !p.IsMap()) {
       Fail(node, where + ": sampler_parameters (a map) is missing");
@@ -140,7 +146,7 @@ class Reader {
              where + " completion_criteria");
     CompletionCriteria c;
     if (node["measure"]) {
-      const std::string m = node["measure"].as<std::string>();
+      const std::string m = Name(node["measure"], where + ": measure");
       if (m == "reward") {
         c.measure = CompletionCriteria::Measure::kReward;
       } else if (m == "progress") {
@@ -203,7 +209,7 @@ class Reader {
       OnlyKeys(l, {"name", "value", "completion_criteria"}, lw);
       if (!l["value"]) Fail(l, lw + " has no value");
       Lesson lesson;
-      lesson.name = l["name"] ? l["name"].as<std::string>()
+      lesson.name = l["name"] ? Name(l["name"], lw + " name")
                               : "lesson " + std::to_string(i + 1);
       lesson.value = ReadSampler(l["value"], lw + " value");
       const bool last = i + 1 == lessons.size();
@@ -237,7 +243,8 @@ double Sampler::Draw(std::mt19937_64& rng, double low, double high) const {
       x = std::uniform_real_distribution<double>(min, max)(rng);
       break;
     case Kind::kGaussian:
-      x = std::normal_distribution<double>(mean, stdev)(rng);
+      // st_dev 0 is the constant `mean` (normal_distribution needs > 0).
+      x = stdev > 0 ? std::normal_distribution<double>(mean, stdev)(rng) : mean;
       break;
     case Kind::kMultiRangeUniform: {
       // An interval chosen in proportion to its width, then uniform in it
@@ -245,6 +252,7 @@ double Sampler::Draw(std::mt19937_64& rng, double low, double high) const {
       double total = 0;
       for (const auto& [lo, hi] : intervals) total += hi - lo;
       double u = std::uniform_real_distribution<double>(0.0, total)(rng);
+      if (intervals.empty()) break;
       x = intervals.back().second;
       for (const auto& [lo, hi] : intervals) {
         if (u <= hi - lo) {
@@ -273,7 +281,8 @@ double Sampler::Mean() const {
         total += hi - lo;
         sum += (hi - lo) * (lo + hi) / 2;
       }
-      return total > 0 ? sum / total : intervals.front().first;
+      if (total > 0) return sum / total;
+      return intervals.empty() ? 0.0 : intervals.front().first;
     }
   }
   return value;
@@ -307,53 +316,56 @@ std::pair<double, double> Sampler::Support() const {
       return {min, max};
     case Kind::kGaussian:
       return {-HUGE_VAL, HUGE_VAL};
-    case Kind::kMultiRangeUniform:
-      return {
-          intervals.front().first,
-          std::max_element(intervals.begin(), intervals.end(),
-                           [](auto a, auto b) { return a.second < b.second; })
-              ->second};
+    case Kind::kMultiRangeUniform: {
+      double lo = HUGE_VAL, hi = -HUGE_VAL;
+      for (const auto& [a, b] : intervals) {
+        lo = std::min(lo, a);
+        hi = std::max(hi, b);
+      }
+      return {lo, hi};
+    }
   }
   return {value, value};
 }
 
 Curriculum Curriculum::Parse(const std::string& text,
                              const std::string& source) {
-  YAML::Node root;
+  // Any yaml-cpp error (syntax, or a conversion such as a map where a name
+  // belongs) becomes "SOURCE:LINE: what".
   try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw CurriculumError(source + ":" + std::to_string(e.mark.line + 1) +
-                          ": " + e.msg);
-  }
-  const Reader reader(source);
-  if (!root.IsMap() || !root["environment_parameters"]) {
-    throw CurriculumError(source +
-                          ":1: expected a map with the key "
-                          "environment_parameters");
-  }
-  reader.OnlyKeys(root, {"environment_parameters"}, "the file");
-  const YAML::Node params = root["environment_parameters"];
-  if (!params.IsMap() || params.size() == 0) {
-    reader.Fail(params,
-                "environment_parameters must map parameter names to values, "
-                "samplers or curricula");
-  }
-  if (params.size() > static_cast<size_t>(kMaxParameters)) {
-    reader.Fail(params,
-                "more than " + std::to_string(kMaxParameters) + " parameters");
-  }
-  Curriculum curriculum;
-  try {
-    for (const auto& item : params) {
-      curriculum.parameters.push_back(
-          reader.ReadParameter(item.first.as<std::string>(), item.second));
+    const YAML::Node root = YAML::Load(text);
+    const Reader reader(source);
+    if (!root.IsMap() || !root["environment_parameters"]) {
+      throw CurriculumError(source +
+                            ":1: expected a map with the key "
+                            "environment_parameters");
     }
+    reader.OnlyKeys(root, {"environment_parameters"}, "the file");
+    const YAML::Node params = root["environment_parameters"];
+    if (!params.IsMap() || params.size() == 0) {
+      reader.Fail(params,
+                  "environment_parameters must map parameter names to values, "
+                  "samplers or curricula");
+    }
+    if (params.size() > static_cast<size_t>(kMaxParameters)) {
+      reader.Fail(params, "more than " + std::to_string(kMaxParameters) +
+                              " parameters");
+    }
+    Curriculum curriculum;
+    for (const auto& item : params) {
+      const std::string name = item.first.as<std::string>();
+      for (const ParameterSchedule& p : curriculum.parameters) {
+        if (p.parameter == name) {
+          reader.Fail(item.first, "parameter '" + name + "' appears twice");
+        }
+      }
+      curriculum.parameters.push_back(reader.ReadParameter(name, item.second));
+    }
+    return curriculum;
   } catch (const YAML::Exception& e) {
     throw CurriculumError(source + ":" + std::to_string(e.mark.line + 1) +
                           ": " + e.msg);
   }
-  return curriculum;
 }
 
 Curriculum Curriculum::Load(const std::string& path) {
@@ -389,6 +401,14 @@ void Curriculum::CheckAgainst(const Env& env) const {
           (names.empty() ? std::string("none") : JoinNames(names)));
     }
     for (const Lesson& l : p.lessons) {
+      if (declared->integer &&
+          (l.value.kind != Sampler::Kind::kConstant ||
+           std::nearbyint(l.value.value) != l.value.value)) {
+        throw std::invalid_argument(
+            "parameter '" + p.parameter + "' lesson '" + l.name + "' value " +
+            l.value.Describe() + " is invalid; accepted: a whole number in [" +
+            Number(declared->min) + ", " + Number(declared->max) + "]");
+      }
       const auto [lo, hi] = l.value.Support();
       const bool gaussian = l.value.kind == Sampler::Kind::kGaussian;
       const double check_lo = gaussian ? l.value.mean : lo;
@@ -398,6 +418,51 @@ void Curriculum::CheckAgainst(const Env& env) const {
             "parameter '" + p.parameter + "' lesson '" + l.name + "' value " +
             l.value.Describe() + " is outside its range; accepted: [" +
             Number(declared->min) + ", " + Number(declared->max) + "]");
+      }
+    }
+  }
+}
+
+void Curriculum::Validate() const {
+  auto fail = [](const std::string& what) {
+    throw std::invalid_argument("curriculum: " + what);
+  };
+  if (parameters.size() > static_cast<size_t>(kMaxParameters)) {
+    fail("more than " + std::to_string(kMaxParameters) + " parameters");
+  }
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const ParameterSchedule& p = parameters[i];
+    for (size_t j = 0; j < i; ++j) {
+      if (parameters[j].parameter == p.parameter) {
+        fail("parameter '" + p.parameter + "' appears twice");
+      }
+    }
+    if (p.lessons.empty()) {
+      fail("parameter '" + p.parameter + "' has no lessons");
+    }
+    for (size_t l = 0; l < p.lessons.size(); ++l) {
+      const Lesson& lesson = p.lessons[l];
+      const bool last = l + 1 == p.lessons.size();
+      if (last == lesson.criteria.has_value()) {
+        fail("parameter '" + p.parameter + "' lesson " + std::to_string(l + 1) +
+             (last ? " is the last: it cannot have completion criteria"
+                   : " needs completion criteria"));
+      }
+      if (lesson.criteria &&
+          (lesson.criteria->min_lesson_length < 0 ||
+           lesson.criteria->min_lesson_length > kMaxLessonLength)) {
+        fail("parameter '" + p.parameter + "' min_lesson_length " +
+             std::to_string(lesson.criteria->min_lesson_length) +
+             " is outside [0, " + std::to_string(kMaxLessonLength) + "]");
+      }
+      const Sampler& s = lesson.value;
+      const bool bad =
+          (s.kind == Sampler::Kind::kUniform && !(s.min <= s.max)) ||
+          (s.kind == Sampler::Kind::kGaussian && !(s.stdev >= 0)) ||
+          (s.kind == Sampler::Kind::kMultiRangeUniform && s.intervals.empty());
+      if (bad) {
+        fail("parameter '" + p.parameter + "' lesson " + std::to_string(l + 1) +
+             " has an invalid sampler " + s.Describe());
       }
     }
   }
@@ -466,7 +531,8 @@ void CurriculumRunner::Apply(Env& env) {
   }
 }
 
-void CurriculumRunner::EpisodeEnded(int64_t t, double scaled_return) {
+void CurriculumRunner::EpisodeEnded(int64_t t, double scaled_return,
+                                    int64_t generation) {
   const int64_t capacity = std::max<int64_t>(1, curriculum_.BufferSize());
   // Nothing to measure once every curriculum is at its last lesson (or
   // there is none): no lock at all.
@@ -481,6 +547,7 @@ void CurriculumRunner::EpisodeEnded(int64_t t, double scaled_return) {
       reward_scale_ != 0 ? scaled_return / reward_scale_ : scaled_return;
   boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
       lock(block_.mutex);
+  if (generation != block_.advances.load()) return;  // Began before.
   if (capacity > 0) {
     block_.returns[block_.returns_next] = value;
     block_.returns_next = (block_.returns_next + 1) % capacity;
@@ -510,7 +577,8 @@ void CurriculumRunner::EpisodeEnded(int64_t t, double scaled_return) {
     advanced = true;
   }
   // As ML-Agents clears its reward buffer after a lesson change: the next
-  // lesson is measured on its own episodes.
+  // lesson is measured on its own episodes (EpisodeEnded drops those that
+  // began before this advance).
   if (advanced) {
     block_.returns_count = 0;
     block_.returns_next = 0;

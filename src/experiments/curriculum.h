@@ -132,9 +132,13 @@ struct Curriculum {
   // The largest min_lesson_length over every lesson (the buffer's size).
   int64_t BufferSize() const;
   // Throws std::invalid_argument (one line) if `env` does not declare a
-  // scheduled parameter or a lesson's value (every value a sampler can
-  // draw, for a bounded one) is outside the parameter's range.
+  // scheduled parameter, a lesson's value (every value a sampler can draw,
+  // for a bounded one) is outside the parameter's range, or a whole-number
+  // parameter gets anything but whole-number constants.
   void CheckAgainst(const Env& env) const;
+  // The rules Parse enforces, for a curriculum built in code
+  // (TrainOptions::Validate calls it): throws std::invalid_argument.
+  void Validate() const;
   // "force 2/3" per parameter with a curriculum, comma-separated (lessons
   // counted from 1); empty without curricula.
   std::string LessonSummary(const int32_t* lessons) const;
@@ -184,11 +188,16 @@ class CurriculumRunner {
   // current lesson's value, or a fresh draw from its sampler.
   void Apply(Env& env);
   // A training episode ended at global step `t` with `scaled_return` (the
-  // sum of the scaled training rewards). May advance lessons (atomically,
-  // once, across workers).
-  void EpisodeEnded(int64_t t, double scaled_return);
+  // sum of the scaled training rewards); it began when Generation() was
+  // `generation`. It counts toward the measure only if no lesson advanced
+  // since it began (an advance starts the next lesson's measure afresh,
+  // and an episode that began before it ran on the old values). May
+  // advance lessons (atomically, once, across workers).
+  void EpisodeEnded(int64_t t, double scaled_return, int64_t generation);
   // Changes whenever an advance asks for running episodes to end.
   int64_t Epoch() const { return block_.epoch.load(); }
+  // Changes with every advance: read it before Apply() at a reset.
+  int64_t Generation() const { return block_.advances.load(); }
 
  private:
   const Curriculum& curriculum_;

@@ -309,6 +309,10 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
   t.reward_scale = f.reward_scale_factor;
   if (!f.curriculum_file.empty()) {
     try {
+      // Recorded absolute, so --resume finds it from any directory.
+      f.curriculum_file = std::filesystem::absolute(f.curriculum_file)
+                              .lexically_normal()
+                              .string();
       Curriculum curriculum = Curriculum::Load(f.curriculum_file);
       curriculum.CheckAgainst(*env);
       t.curriculum = std::make_shared<const Curriculum>(std::move(curriculum));
@@ -354,6 +358,7 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
   }
   // args.json and checkpoints record the network actually built.
   if (f.arch == "auto" && !auto_arch.empty()) f.arch = auto_arch;
+  if (!f.curriculum_file.empty()) f.resolved["curriculum"] = f.curriculum_file;
   f.resolved["arch"] = f.arch;
   f.resolved["lr"] = FormatValue(a.optimizer.lr);
   f.resolved["rmsprop-epsilon"] = FormatValue(a.optimizer.eps);

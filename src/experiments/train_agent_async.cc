@@ -227,8 +227,19 @@ class ParentMonitor {
       reported_ = advances - CurriculumBlock::kRecords;
     }
     for (; reported_ < advances; ++reported_) {
-      const auto& record = block.records[reported_ % CurriculumBlock::kRecords];
+      // A copy, checked: a slot overwritten meanwhile (more than kRecords
+      // advances since) must not index out of range.
+      const CurriculumBlock::Advance record =
+          block.records[reported_ % CurriculumBlock::kRecords];
+      if (record.parameter < 0 ||
+          record.parameter >= static_cast<int32_t>(params.size())) {
+        continue;
+      }
       const auto& p = params[static_cast<size_t>(record.parameter)];
+      if (record.lesson < 1 ||
+          record.lesson >= static_cast<int32_t>(p.lessons.size())) {
+        continue;
+      }
       const auto& before = p.lessons[static_cast<size_t>(record.lesson - 1)];
       const auto& now = p.lessons[static_cast<size_t>(record.lesson)];
       Log(LogLevel::kInfo,

@@ -96,7 +96,11 @@ class Worker {
 
   // Every counted episode passes here once: the "episode_end" timer's count
   // is this worker's number of finished episodes.
-  void EndEpisode(int64_t t, double episode_return, int64_t episode_len) {
+  // `measured`: the episode ran to its own end (not cut by the trainer or
+  // a curriculum's reset) and began in `generation`: a curriculum counts
+  // it.
+  void EndEpisode(int64_t t, double episode_return, int64_t episode_len,
+                  bool measured, int64_t generation) {
     ScopedTimer timer("episode_end");
     if (ctx_.metrics != nullptr) {
       ctx_.metrics->Send("train/episode_return", t, episode_return);
@@ -104,8 +108,8 @@ class Worker {
                          static_cast<double>(episode_len));
     }
     if (ctx_.process_idx == 0) ReportWorkerZero(t, episode_return);
-    if (ctx_.curriculum != nullptr) {
-      ctx_.curriculum->EpisodeEnded(t, episode_return);
+    if (ctx_.curriculum != nullptr && measured) {
+      ctx_.curriculum->EpisodeEnded(t, episode_return, generation);
     }
     if (ctx_.evaluator != nullptr && ctx_.eval_env != nullptr) {
       ctx_.evaluator->MaybeEvaluate(t, agent_, *ctx_.eval_env);
@@ -185,14 +189,19 @@ class Worker {
     std::vector<uint8_t> episode_end(k);
     std::vector<int64_t> len(k, 0);
     std::vector<double> returns(k, 0.0);
-    // Curriculum: each environment's parameters for its next episode, and
-    // the epoch its running episode began in (an advance that requires a
-    // reset ends the episodes of earlier epochs).
+    // Curriculum: each environment's parameters for its next episode, the
+    // epoch its running episode began in (an advance that requires a reset
+    // ends the episodes of earlier epochs) and the generation (advances so
+    // far: its return counts only if none happened meanwhile). Both are
+    // read before the lesson, so an advance in between is never missed.
     std::vector<int64_t> epoch(k, 0);
+    std::vector<int64_t> generation(k, 0);
+    std::vector<uint8_t> epoch_cut(k, 0);
     auto reset = [&](int64_t j, std::optional<uint64_t> seed) {
       if (ctx_.curriculum != nullptr) {
-        ctx_.curriculum->Apply(*ctx_.envs[j]);
         epoch[j] = ctx_.curriculum->Epoch();
+        generation[j] = ctx_.curriculum->Generation();
+        ctx_.curriculum->Apply(*ctx_.envs[j]);
       }
       return ctx_.envs[j]->Reset(seed);
     };
@@ -229,9 +238,10 @@ class Worker {
         put(next, j, r.observation);
         rewards[j] = r.reward;
         terminal[j] = r.terminated;
-        ended[j] = r.Done() || Cut(len[j]) ||
-                   (ctx_.curriculum != nullptr &&
-                    ctx_.curriculum->Epoch() != epoch[j]);
+        epoch_cut[j] = !r.Done() && !Cut(len[j]) &&
+                       ctx_.curriculum != nullptr &&
+                       ctx_.curriculum->Epoch() != epoch[j];
+        ended[j] = r.Done() || Cut(len[j]) || epoch_cut[j];
       }
       // Asked to stop (another worker failed, or a signal): leave at once,
       // as the reference's workers do: no last update, no episode counted,
@@ -264,7 +274,9 @@ class Worker {
       for (int64_t j = 0; j < active; ++j) {
         const bool cut_by_trainer = j >= next_active;
         if (ended[j] || cut_by_trainer) {
-          EndEpisode(first + j, returns[j], len[j]);
+          EndEpisode(first + j, returns[j], len[j],
+                     /*measured=*/!cut_by_trainer && !epoch_cut[j],
+                     generation[j]);
           if (first + j == options_.steps) SaveFinish();
           len[j] = 0;
           returns[j] = 0;

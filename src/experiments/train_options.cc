@@ -52,6 +52,7 @@ void TrainOptions::Validate() const {
           "new one from its agent)");
   Require(resume.empty() || step_offset == 0, "step_offset", step_offset,
           "0 with resume (it continues at the checkpoint's step)");
+  if (curriculum) curriculum->Validate();
 }
 
 FlagSpecs TrainOptions::Flags() {

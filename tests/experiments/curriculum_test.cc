@@ -213,7 +213,13 @@ INSTANTIATE_TEST_SUITE_P(
                       "  a:\n    curriculum:\n      - value: 1\n"
                       "        completion_criteria: {patience: 3}\n"
                       "      - value: 2\n",
-                  "unknown key 'patience'"}),
+                  "unknown key 'patience'"},
+        Malformed{std::string(kHead) + "  a: 1\n  a: 2\n",
+                  "test.yaml:3: parameter 'a' appears twice"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    sampler_type: [uniform]\n"
+                      "    sampler_parameters: {min_value: 0, max_value: 1}\n",
+                  "test.yaml:3: parameter 'a': sampler_type must be a name"}),
     [](const auto& info) { return "case" + std::to_string(info.index); });
 
 TEST(CurriculumParseTest, AMissingFileIsACurriculumError) {
@@ -246,6 +252,36 @@ TEST(CurriculumCheckTest, NamesAndRangesAreCheckedAgainstTheEnvironment) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(CurriculumCheckTest, WholeNumberParametersTakeWholeNumberConstants) {
+  auto env = MakeEnv("MinAtar/Breakout");
+  EXPECT_NO_THROW(Parse("environment_parameters:\n  difficulty_ramping: 0\n")
+                      .CheckAgainst(*env));
+  EXPECT_THROW(Parse("environment_parameters:\n  difficulty_ramping: 0.5\n")
+                   .CheckAgainst(*env),
+               std::invalid_argument);
+  EXPECT_THROW(Parse("environment_parameters:\n  difficulty_ramping:\n"
+                     "    sampler_type: uniform\n"
+                     "    sampler_parameters: {min_value: 0, max_value: 1}\n")
+                   .CheckAgainst(*env),
+               std::invalid_argument);
+}
+
+TEST(CurriculumCheckTest, ACurriculumBuiltInCodeIsValidated) {
+  Curriculum c = Parse(kFull);
+  EXPECT_NO_THROW(c.Validate());
+  c.parameters[3].lessons[0].criteria.reset();  // Not the last lesson.
+  EXPECT_THROW(c.Validate(), std::invalid_argument);
+  c = Parse(kFull);
+  c.parameters[2].lessons[0].value.intervals.clear();
+  EXPECT_THROW(c.Validate(), std::invalid_argument);
+  c = Parse(kFull);
+  c.parameters[3].lessons[0].criteria->min_lesson_length = 5000;
+  EXPECT_THROW(c.Validate(), std::invalid_argument);
+  c = Parse(kFull);
+  c.parameters[1].parameter = "length";  // Twice.
+  EXPECT_THROW(c.Validate(), std::invalid_argument);
 }
 
 TEST(SamplerTest, DrawsStayInTheirSupportAndTheParameterRange) {
@@ -282,6 +318,11 @@ TEST(SamplerTest, DrawsStayInTheirSupportAndTheParameterRange) {
               5 * std::sqrt(0.75 * 0.25 / kDraws));
   EXPECT_GT(clamped, kDraws / 3);  // P(|N(0, 10)| > 5) = 0.62.
   EXPECT_EQ(multi.Mean(), (0.5 * 1 + 11.5 * 3) / 4);
+  // Unsorted intervals: the support spans them all.
+  multi.intervals = {{10, 13}, {-2, 1}};
+  EXPECT_EQ(multi.Support(), std::make_pair(-2.0, 13.0));
+  gaussian.stdev = 0;  // A constant.
+  EXPECT_EQ(gaussian.Draw(rng, -5, 5), 0.0);
 }
 
 CompletionCriteria Reward(double threshold, int64_t min_length,
@@ -346,30 +387,37 @@ TEST(CurriculumRunnerTest, AdvancesAppliesAtTheNextResetAndAsksForResets) {
   runner.Apply(*env);
   env->Reset(0);
   EXPECT_EQ(env->Parameter("force_mag"), 20);
-  runner.EpisodeEnded(10, 2.00);  // Return 200.
-  runner.EpisodeEnded(20, 0.50);  // 50: mean 125 > 100, but only 2 episodes.
+  runner.EpisodeEnded(10, 2.00, 0);  // Return 200.
+  runner.EpisodeEnded(20, 0.50, 0);  // 50: mean 125 > 100, but only 2 episodes.
   EXPECT_EQ(block->lesson[0].load(), 0);
-  runner.EpisodeEnded(30, 0.20);  // Mean of 200, 50, 20 = 90: not yet.
+  runner.EpisodeEnded(30, 0.20, 0);  // Mean of 200, 50, 20 = 90: not yet.
   EXPECT_EQ(block->lesson[0].load(), 0);
-  runner.EpisodeEnded(40, 2.00);  // The last 3: 50, 20, 200 -> 90.
+  runner.EpisodeEnded(40, 2.00, 0);  // The last 3: 50, 20, 200 -> 90.
   EXPECT_EQ(block->lesson[0].load(), 0);
-  runner.EpisodeEnded(50, 2.00);  // 20, 200, 200 -> 140.
+  runner.EpisodeEnded(50, 2.00, 0);  // 20, 200, 200 -> 140.
   EXPECT_EQ(block->lesson[0].load(), 1);
   EXPECT_EQ(block->advanced_at[0].load(), 50);
   EXPECT_EQ(block->returns_count, 0);  // Cleared for the next lesson.
   EXPECT_EQ(block->epoch.load(), 0);   // Lesson 1 did not require a reset.
+  EXPECT_EQ(runner.Generation(), 1);
+  // An episode that began before the advance ran on the old value: it does
+  // not count toward the new lesson.
+  runner.EpisodeEnded(60, -5.0, /*generation=*/0);
+  EXPECT_EQ(block->returns_count, 0);
+  runner.EpisodeEnded(61, -5.0, /*generation=*/1);
+  EXPECT_EQ(block->returns_count, 1);
   // The running episode keeps its value; the next reset takes the new one.
   runner.Apply(*env);
   EXPECT_EQ(env->Parameter("force_mag"), 20);
   env->Reset();
   EXPECT_EQ(env->Parameter("force_mag"), 15);
   // Progress: step 500 of 1000 is not past 0.5; 501 is.
-  runner.EpisodeEnded(500, 0);
+  runner.EpisodeEnded(500, 0, 1);
   EXPECT_EQ(block->lesson[0].load(), 1);
-  runner.EpisodeEnded(501, 0);
+  runner.EpisodeEnded(501, 0, 1);
   EXPECT_EQ(block->lesson[0].load(), 2);
   EXPECT_EQ(block->epoch.load(), 1);  // require_reset.
-  runner.EpisodeEnded(900, 1e9);      // The last lesson stays.
+  runner.EpisodeEnded(900, 1e9, 2);   // The last lesson stays.
   EXPECT_EQ(block->lesson[0].load(), 2);
 }
 
@@ -383,14 +431,14 @@ TEST(CurriculumRunnerTest, LessonsAreSharedByWorkerProcesses) {
   options.num_workers = 2;
   GroupReport feed = RunProcessGroup(options, [&](int idx) {
     CurriculumRunner runner(c, block, 1000, 1.0, static_cast<uint64_t>(idx));
-    runner.EpisodeEnded(10 + idx, 150);
+    runner.EpisodeEnded(10 + idx, 150, 0);
   });
   ASSERT_TRUE(feed.Ok());
   EXPECT_EQ(block.lesson[0].load(), 0);  // 2 of the 3 episodes needed.
   options.num_workers = 1;
   GroupReport third = RunProcessGroup(options, [&](int) {
     CurriculumRunner runner(c, block, 1000, 1.0, 7);
-    runner.EpisodeEnded(30, 150);  // The third: mean 150 > 100.
+    runner.EpisodeEnded(30, 150, 0);  // The third: mean 150 > 100.
   });
   ASSERT_TRUE(third.Ok());
   EXPECT_EQ(block.lesson[0].load(), 1);
