@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "asyncrl/agents/distributions.h"
 #include "asyncrl/misc/check.h"
@@ -105,6 +106,22 @@ std::vector<double> ToDoubles(const torch::Tensor& t, int64_t n,
   }
   const torch::Tensor d = t.to(torch::kDouble).contiguous();
   return {d.data_ptr<double>(), d.data_ptr<double>() + n};
+}
+
+// log sum_a exp(l_a) and the softmax's entropy for one row of n logits, in
+// double with the maximum subtracted.
+template <typename T>
+std::pair<double, double> LogSumExpAndEntropy(const T* l, int64_t n) {
+  const double max = *std::max_element(l, l + n);
+  double sum = 0;
+  for (int64_t a = 0; a < n; ++a) sum += std::exp(l[a] - max);
+  const double log_sum = std::log(sum) + max;
+  double entropy = 0;
+  for (int64_t a = 0; a < n; ++a) {
+    const double lp = l[a] - log_sum;
+    entropy -= std::exp(lp) * lp;
+  }
+  return {log_sum, entropy};
 }
 
 }  // namespace
@@ -214,15 +231,7 @@ void DenseActorCritic<T>::EvaluateActions(const T* params, int64_t rows,
   if (layout_.kind == PolicyKind::kCategorical) {
     for (int64_t r = 0; r < rows; ++r) {
       const T* l = policy() + r * n;
-      const double max = *std::max_element(l, l + n);
-      double sum = 0;
-      for (int64_t a = 0; a < n; ++a) sum += std::exp(l[a] - max);
-      const double log_sum = std::log(sum) + max;
-      double entropy = 0;
-      for (int64_t a = 0; a < n; ++a) {
-        const double lp = l[a] - log_sum;
-        entropy -= std::exp(lp) * lp;
-      }
+      const auto [log_sum, entropy] = LogSumExpAndEntropy(l, n);
       log_probs[r] = l[actions[r]] - log_sum;
       entropies[r] = entropy;
     }
@@ -262,15 +271,7 @@ void DenseActorCritic<T>::LossGradient(
     // and dH/dz_j = -p_j (log p_j + H).
     for (int64_t r = 0; r < rows; ++r) {
       const T* l = policy() + r * n;
-      const double max = *std::max_element(l, l + n);
-      double sum = 0;
-      for (int64_t a = 0; a < n; ++a) sum += std::exp(l[a] - max);
-      const double log_sum = std::log(sum) + max;
-      double entropy = 0;
-      for (int64_t a = 0; a < n; ++a) {
-        const double lp = l[a] - log_sum;
-        entropy -= std::exp(lp) * lp;
-      }
+      const auto [log_sum, entropy] = LogSumExpAndEntropy(l, n);
       const double adv = advantages[r];
       for (int64_t a = 0; a < n; ++a) {
         const double lp = l[a] - log_sum;
