@@ -9,6 +9,7 @@ packages=(
   libopenblas0-serial          # LibTorch on the reference BLAS is ~6x slower
   libblas-dev                  # cblas.h and libblas.so for the fast path
   libyaml-cpp-dev              # --curriculum files
+  libgloo-dev                  # --nnodes: c10d's ProcessGroupGloo
   libboost-dev libboost-program-options-dev
   libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -93,8 +93,9 @@ class TrainerRun {
       context.process_idx = idx;
       context.observation_space = obs;
       context.action_space = act;
-      context.seed = static_cast<uint64_t>(
-          TrainEnvSeed(idx, f_.train.seed, f_.train.processes));
+      // With several hosts, each its own (TrainOptions::ForThisHost).
+      context.seed = static_cast<uint64_t>(TrainEnvSeed(
+          idx, f_.train.ForThisHost().seed, f_.train.processes));
       context.flags = &f_;
       return plugins_.make_agent(context);
     };
@@ -199,6 +200,15 @@ class TrainerRun {
     std::cout << "finished at step " << result.global_step << " after "
               << result.episodes << " episodes; results in " << run.string()
               << std::endl;
+    if (options.dist.Enabled()) {
+      char digest[17];
+      std::snprintf(digest, sizeof(digest), "%016llx",
+                    static_cast<unsigned long long>(result.parameter_digest));
+      std::cout << "rank " << options.dist.node_rank << " of "
+                << options.dist.nnodes << ": parameters after the last of "
+                << result.host_rounds << " averages: digest " << digest
+                << " (the same on every host)" << std::endl;
+    }
     return 0;
   }
 

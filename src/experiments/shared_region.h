@@ -14,6 +14,7 @@
 
 #include "asyncrl/agents/agent.h"
 #include "asyncrl/experiments/curriculum.h"
+#include "asyncrl/experiments/distributed.h"
 
 namespace asyncrl {
 
@@ -61,6 +62,11 @@ struct ControlBlock {
   SharedCounters agent_counters;
   // Curriculum lessons and measures (experiments/curriculum.h).
   CurriculumBlock curriculum;
+  // Hosts training together (experiments/distributed.h).
+  DistBlock dist;
+  // With several hosts, rank 0's periodic checkpoints: the last boundary
+  // saved (its workers see only some step numbers).
+  std::atomic<int64_t> prev_checkpoint_t{0};
 };
 
 static_assert(std::atomic<int64_t>::is_always_lock_free,

@@ -278,12 +278,21 @@ class ParentMonitor {
 
 }  // namespace
 
-TrainResult TrainAgentAsync(const TrainOptions& options,
+TrainResult TrainAgentAsync(const TrainOptions& given,
                             const MakeEnvFn& make_env,
                             const MakeAgentFn& make_agent,
                             const std::vector<StepHook>& hooks,
                             std::ostream* log) {
-  options.Validate();
+  given.Validate();
+  const TrainOptions options = given.ForThisHost();
+  const bool hosts = options.dist.Enabled();
+  if (hosts && !options.dist.Loopback()) {
+    Log(LogLevel::kWarning,
+        "dist: --master-addr=" + options.dist.master_addr +
+            " is not a loopback address: the hosts' traffic (store and "
+            "Gloo) is unauthenticated and unencrypted; keep it inside a "
+            "trusted network");
+  }
   {
     std::error_code ec;
     fs::create_directories(options.outdir, ec);
@@ -335,7 +344,18 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
                                   std::max<int64_t>(options.eval_interval, 1));
   }
   control.start_step = control.global_step.load();
+  control.prev_checkpoint_t.store(
+      control.start_step -
+      control.start_step % std::max<int64_t>(options.checkpoint_interval, 1));
   control.MarkStart();
+  // Several hosts: formed, checked and synced by this thread, started once
+  // the workers are forked.
+  std::unique_ptr<HostCoordinator> coordinator;
+  if (hosts) {
+    coordinator = std::make_unique<HostCoordinator>(
+        options.dist, control, region.params(), sizes.params,
+        region.optimizer_state(), sizes.optimizer, options.config);
+  }
   std::vector<std::string> stat_names;
   for (const auto& s : parent_agent->Statistics()) stat_names.push_back(s.name);
   if (options.curriculum && options.curriculum->HasLessons()) {
@@ -373,6 +393,7 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
   // its 16k records never fill.
   group.tick_interval = kTickInterval;
   group.on_started = [&](const std::vector<pid_t>& pids) {
+    if (coordinator) coordinator->Start();
     parent_profile =
         std::make_unique<ProfileScope>(options.profile, outdir, "parent");
     if (LogEnabled(LogLevel::kDebug)) {
@@ -436,9 +457,32 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
           options.reward_scale, seed[0]);
       ctx.curriculum = curriculum.get();
     }
+    std::unique_ptr<StepLeases> leases;
+    if (hosts) {
+      if (!WaitForHosts(control)) return;
+      leases = std::make_unique<StepLeases>(options.dist, options.steps);
+      ctx.leases = leases.get();
+    }
     TrainLoop(ctx);
     WriteStatistics(outdir, idx, *agent);
   });
+  if (coordinator) {
+    // Every host finishes together: the last average waits for the others.
+    const GroupReport& r = result.report;
+    std::string why;
+    if (r.first_failure >= 0) {
+      why = r.workers[r.first_failure].Describe();
+    } else if (r.stop_signal != 0) {
+      why = "stopped by " + SignalName(r.stop_signal);
+    }
+    coordinator->LocalEnded(r.Ok() ? HostCoordinator::LocalEnd::kDone
+                                   : HostCoordinator::LocalEnd::kFailed,
+                            "rank " + std::to_string(options.dist.node_rank) +
+                                ": " + why);
+    coordinator->Join();
+    result.parameter_digest = coordinator->ParameterDigest();
+    result.host_rounds = coordinator->Rounds();
+  }
   parent_profile.reset();
   monitor.Tick(/*final_tick=*/true);
   if (log != nullptr && options.progress_interval.count() > 0) {
@@ -457,14 +501,31 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
             std::to_string(kTickInterval.count()) + " ms)");
   }
   const GroupReport& report = result.report;
-  if (report.Ok()) return result;
-
-  if (report.first_failure >= 0) {
+  const std::string rank =
+      hosts ? "rank " + std::to_string(options.dist.node_rank) + ": " : "";
+  if (coordinator && report.Ok()) {
+    if (coordinator->ExitCode() == 0) {
+      // Rank 0 saves what the hosts' last average is.
+      if (options.dist.node_rank == 0 &&
+          coordinator->TotalSteps() == options.steps) {
+        SaveSnapshot(*parent_agent, control, options,
+                     (outdir / (std::to_string(options.steps) + "_finish"))
+                         .string());
+      }
+      return result;
+    }
+    result.exit_code = coordinator->ExitCode();
+    result.message = coordinator->Message();
+    // Refused, or the hosts never met: nothing was trained.
+    if (!coordinator->Formed() || result.exit_code == 2) return result;
+  } else if (report.Ok()) {
+    return result;
+  } else if (report.first_failure >= 0) {
     result.exit_code = 1;
-    result.message = report.workers[report.first_failure].Describe();
+    result.message = rank + report.workers[report.first_failure].Describe();
   } else {
     result.exit_code = 128 + report.stop_signal;
-    result.message = "stopped by " + SignalName(report.stop_signal);
+    result.message = rank + "stopped by " + SignalName(report.stop_signal);
   }
   result.except_dir =
       (outdir / (std::to_string(result.global_step) + "_except")).string();

@@ -142,6 +142,25 @@ class Worker {
     }
   }
 
+  // Claims up to `want` step numbers: from this host's counter, or with
+  // several hosts from this worker's lease, counted in the host's taken
+  // steps and its view of the global step (the highest number it took).
+  int64_t Claim(int64_t want, int64_t* granted) {
+    if (ctx_.leases == nullptr) {
+      return ClaimSteps(control_, options_.steps, want, granted);
+    }
+    const int64_t first = ctx_.leases->Claim(want, granted);
+    if (*granted > 0) {
+      control_.dist.taken.fetch_add(*granted);
+      const int64_t last = first + *granted - 1;
+      int64_t seen = control_.global_step.load();
+      while (seen < last &&
+             !control_.global_step.compare_exchange_weak(seen, last)) {
+      }
+    }
+    return first;
+  }
+
   void SaveFinish() {
     SaveSnapshot(agent_, control_, options_,
                  (std::filesystem::path(options_.outdir) /
@@ -149,10 +168,20 @@ class Worker {
                      .string());
   }
 
-  // Saves <t>_checkpoint/ when t is a multiple of the interval.
+  // Saves <t>_checkpoint/ when t is a multiple of the interval (with
+  // several hosts, rank 0's workers take only some numbers: the first to
+  // pass a multiple saves it).
   void MaybeCheckpoint(int64_t t) {
-    if (options_.checkpoint_interval <= 0 ||
-        t % options_.checkpoint_interval != 0) {
+    const int64_t interval = options_.checkpoint_interval;
+    if (interval <= 0) return;
+    if (ctx_.leases != nullptr) {
+      int64_t prev = control_.prev_checkpoint_t.load();
+      const int64_t boundary = t - t % interval;
+      do {
+        if (boundary <= prev) return;
+      } while (!control_.prev_checkpoint_t.compare_exchange_weak(prev, boundary));
+      t = boundary;
+    } else if (t % interval != 0) {
       return;
     }
     boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
@@ -216,7 +245,7 @@ class Worker {
                                 static_cast<int>(options_.processes * k))));
     }
     int64_t active = 0;
-    int64_t first = ClaimSteps(control_, options_.steps, k, &active);
+    int64_t first = Claim(k, &active);
     while (active > 0 && control_.stop.load(std::memory_order_relaxed) == 0) {
       const std::vector<Action>* actions = nullptr;
       {
@@ -254,7 +283,7 @@ class Worker {
           last_t >= options_.steps || control_.training_done.load() != 0;
       int64_t next_active = 0;
       const int64_t next_first =
-          stop_now ? 0 : ClaimSteps(control_, options_.steps, k, &next_active);
+          stop_now ? 0 : Claim(k, &next_active);
       // A smaller next batch starts a new rollout: the agent learns from
       // this one now. Rows past the next batch's size end their episodes
       // here (cut by the trainer); the others go on.
@@ -277,7 +306,9 @@ class Worker {
           EndEpisode(first + j, returns[j], len[j],
                      /*measured=*/!cut_by_trainer && !epoch_cut[j],
                      generation[j]);
-          if (first + j == options_.steps) SaveFinish();
+          if (first + j == options_.steps && ctx_.leases == nullptr) {
+            SaveFinish();
+          }
           len[j] = 0;
           returns[j] = 0;
           if (!cut_by_trainer) put(obs, j, reset(j, std::nullopt));

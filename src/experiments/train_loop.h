@@ -36,12 +36,16 @@ struct WorkerContext {
   // Draws the training environments' parameters before each reset and feeds
   // their episode returns to the shared lessons. May be null.
   CurriculumRunner* curriculum = nullptr;
+  // With several hosts: the step numbers this worker takes (leases from
+  // the run's counter on rank 0); null: the shared counter of this host.
+  StepLeases* leases = nullptr;
 };
 
 // Runs until the global step counter reaches options.steps (it never passes
 // it: each step is claimed before it is taken), training is done, or the stop
 // flag is raised. The worker whose claim is exactly `steps` saves
-// <steps>_finish/. Worker 0 logs every episode end at debug level. Throws
+// <steps>_finish/ (with several hosts, rank 0's parent does, after the last
+// average). Worker 0 logs every episode end at debug level. Throws
 // whatever the agent, environments or hooks throw.
 void TrainLoop(WorkerContext& ctx);
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "asyncrl/experiments/curriculum.h"
+#include "asyncrl/experiments/distributed.h"
 #include "asyncrl/misc/flag_spec.h"
 
 namespace asyncrl {
@@ -75,6 +76,14 @@ struct TrainOptions {
   // What the training environments multiply rewards by (a curriculum's
   // reward measure divides it out).
   double reward_scale = 1.0;
+  // Hosts that train this model together (experiments/distributed.h);
+  // nnodes 1: this host alone.
+  DistOptions dist;
+
+  // This host's options: with several hosts, its own seed (seed * nnodes +
+  // node_rank), and evaluation, periodic checkpoints and the successful
+  // score only on rank 0.
+  TrainOptions ForThisHost() const;
 
   // Throws InvalidOption (misc/validate.h), a std::invalid_argument:
   // "<field>=<value> is invalid; accepted: ...".
