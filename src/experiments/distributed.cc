@@ -26,6 +26,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr char kStepKey[] = "asyncrl/step";
+// Set by the first host that sees a collective fail.
+constexpr char kAbortKey[] = "asyncrl/abort";
 // A lease lasts about this long at the worker's pace.
 constexpr double kLeaseSeconds = 0.05;
 
@@ -328,8 +330,33 @@ struct HostCoordinator::Impl {
   int rank() const { return options.node_rank; }
   int size() const { return options.nnodes; }
 
+  // Waits for a collective: until it completes (rethrowing its error),
+  // `timeout` passes, or another host posts that it gave up (a host only
+  // its ring neighbours see die would otherwise keep the rest waiting for
+  // the whole timeout).
+  void Complete(const c10::intrusive_ptr<c10d::Work>& work) {
+    const auto deadline = Clock::now() + Millis(options.timeout);
+    auto next_check = Clock::now() + std::chrono::milliseconds(50);
+    while (!work->isCompleted()) {
+      const auto now = Clock::now();
+      if (now > deadline) {
+        throw std::runtime_error("no answer within --dist-timeout=" +
+                                 FormatValue(options.timeout) + " s");
+      }
+      if (now > next_check) {
+        next_check = now + std::chrono::milliseconds(50);
+        if (store->check({kAbortKey})) {
+          throw std::runtime_error("another host gave up: " +
+                                   Text(store->get(kAbortKey)));
+        }
+      }
+      usleep(200);
+    }
+    work->wait();
+  }
+
   void Wait(std::vector<at::Tensor>& tensors) {
-    group->allreduce(tensors)->wait(Millis(options.timeout));
+    Complete(group->allreduce(tensors));
   }
 
   // Sums one int64 per rank: every rank's value, in rank order.
@@ -366,7 +393,7 @@ struct HostCoordinator::Impl {
     if (n == 0) return;
     at::Tensor t = at::from_blob(data, {n}, at::kFloat);
     std::vector<at::Tensor> v{t};
-    group->broadcast(v)->wait(Millis(options.timeout));
+    Complete(group->broadcast(v));
   }
 
   // A note another rank left in the store (it may be gone by now).
@@ -394,18 +421,30 @@ struct HostCoordinator::Impl {
     }
   }
 
-  // Ranks whose heartbeat is behind round `round` ("" if none is, or the
-  // store is gone: then rank 0, its host, is).
-  std::string Missing(int64_t round) {
+  // After a collective failed: tells the others (kAbortKey), counts this
+  // host in as alive and gives the others up to 2 s (or the timeout, if
+  // shorter) to do the same; those that do not are missing. The store
+  // itself gone means rank 0, its host, is. "" if all answered.
+  std::string Missing(const std::string& what) {
     try {
-      std::string out;
-      for (int r = 0; r < size(); ++r) {
-        if (r == rank()) continue;
-        const int64_t seen =
-            store->add("asyncrl/alive/" + std::to_string(r), 0);
-        if (seen < round) out += (out.empty() ? "" : ", ") + std::to_string(r);
+      if (!store->check({kAbortKey})) {
+        store->set(kAbortKey, Bytes("rank " + std::to_string(rank()) + ": " + what));
       }
-      return out;
+      store->add("asyncrl/alive/" + std::to_string(rank()), 1);
+      const auto deadline =
+          Clock::now() + Millis(std::min(2.0, options.timeout));
+      std::string out;
+      while (true) {
+        out.clear();
+        for (int r = 0; r < size(); ++r) {
+          if (r == rank()) continue;
+          if (store->add("asyncrl/alive/" + std::to_string(r), 0) == 0) {
+            out += (out.empty() ? "" : ", ") + std::to_string(r);
+          }
+        }
+        if (out.empty() || Clock::now() > deadline) return out;
+        usleep(5000);
+      }
     } catch (const std::exception&) {
       return "0";
     }
@@ -472,9 +511,10 @@ void HostCoordinator::Run() {
     return;
   }
   RunRounds();
-  // A host that failed to form never got here; the others wait for
-  // rank 0's store at most a little after a failure.
-  s.Finish(exit_code_ == 0 ? s.options.timeout : 5.0);
+  // Rank 0 keeps its store up until the others are through with it: after
+  // the last average, a stop or a refusal (all answer); not for hosts that
+  // stopped answering.
+  if (!lost_host_) s.Finish(exit_code_ == 0 ? s.options.timeout : 5.0);
 }
 
 void HostCoordinator::RunRounds() {
@@ -528,7 +568,7 @@ void HostCoordinator::RunRounds() {
         at::kLong);
     {
       std::vector<at::Tensor> v{counters};
-      s.group->broadcast(v)->wait(Millis(s.options.timeout));
+      s.Complete(s.group->broadcast(v));
     }
     if (s.rank() != 0) {
       control.global_step.store(counters[0].item<int64_t>());
@@ -569,7 +609,6 @@ void HostCoordinator::RunRounds() {
       if (status == kStopped) {
         s.store->set("asyncrl/why/" + std::to_string(s.rank()), Bytes(why));
       }
-      s.store->add("asyncrl/alive/" + std::to_string(s.rank()), 1);
       const int64_t local_episodes =
           control.episodes.load() - s.others_episodes;
       const std::vector<int64_t> all = s.Gather(
@@ -628,7 +667,11 @@ void HostCoordinator::RunRounds() {
   } catch (const std::exception& e) {
     std::string what = e.what();
     what = what.substr(0, what.find('\n'));
-    const std::string missing = s.Missing(round);
+    lost_host_ = true;
+    const std::string missing = s.Missing(what);
+    // Its threads may wait in a collective until Gloo's own timeout: the
+    // group is left to the process's end instead of joined.
+    (void)s.group.release();
     give_up(1, me + ": " +
                    (missing.empty() ? std::string("a host")
                                     : "rank " + missing) +

@@ -188,7 +188,10 @@ class TrainerRun {
         options, EnvFactory(fault), AgentFactory(obs, act), hooks, &std::cout);
     if (result.exit_code != 0) {
       std::cerr << plugins_.program << ": " << result.message << std::endl;
+      // How each worker ended, when this host's workers are the story
+      // (not when another host stopped the run).
       for (const WorkerEnd& w : result.report.workers) {
+        if (result.report.Ok()) break;
         std::cerr << plugins_.program << ":   " << w.Describe() << std::endl;
       }
       if (!result.except_dir.empty()) {

@@ -1,0 +1,345 @@
+// Several hosts training one model (experiments/distributed.h), each host a
+// train_a3c process tree of its own on 127.0.0.1 with its own port: the run
+// ends at exactly --steps with identical parameters everywhere, rank 0's
+// checkpoints load back and resume, options that differ are refused, and a
+// host that dies, fails or is stopped stops every host.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <thread>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "../experiments/test_helpers.h"
+#include "asyncrl/experiments/distributed.h"
+#include "asyncrl/misc/checkpoint.h"
+#include "spawned.h"
+
+namespace asyncrl {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Spawned;
+using testing::TempDir;
+
+// A port nobody listens on now (the kernel's choice for port 0).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::vector<std::string> HostArgs(const TempDir& dir, int nnodes, int rank,
+                                  int port, const std::string& steps,
+                                  std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {
+      "--outdir",        (dir.path() / ("rank" + std::to_string(rank))).string(),
+      "--processes",     "1",
+      "--steps",         steps,
+      "--nnodes",        std::to_string(nnodes),
+      "--node-rank",     std::to_string(rank),
+      "--master-addr",   "127.0.0.1:" + std::to_string(port),
+      "--sync-interval", "0.05",
+      "--dist-timeout",  "30",
+      "--quiet"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+std::vector<std::unique_ptr<Spawned>> StartHosts(
+    const TempDir& dir, int nnodes, int port, const std::string& steps,
+    const std::vector<std::string>& extra = {}) {
+  std::vector<std::unique_ptr<Spawned>> hosts;
+  for (int r = 0; r < nnodes; ++r) {
+    hosts.push_back(std::make_unique<Spawned>(
+        HostArgs(dir, nnodes, r, port, steps, extra), ""));
+  }
+  return hosts;
+}
+
+// "digest XXXXXXXXXXXXXXXX" from a host's last line.
+std::string Digest(const Spawned& host) {
+  const size_t at = host.output().find(" averages: digest ");
+  if (at == std::string::npos) return "";
+  return host.output().substr(at + 18, 16);
+}
+
+// The directory a failed host reported saving.
+std::string SavedDir(const Spawned& host) {
+  const std::string& out = host.output();
+  const size_t at = out.find("train_a3c: saved ");
+  if (at == std::string::npos) return "";
+  return out.substr(at + 17, out.find('\n', at) - at - 17);
+}
+
+// Bounded: a killed parent's workers die by PR_SET_PDEATHSIG, asynchronously.
+bool GoneWithin(const Spawned& host, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!host.GroupGone()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+std::vector<fs::path> Matching(const fs::path& dir, const std::string& suffix) {
+  std::vector<fs::path> out;
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      out.push_back(e.path());
+    }
+  }
+  return out;
+}
+
+class HostsTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(HostsTest, EndAtExactlyStepsWithTheSameParameters) {
+  const int nnodes = GetParam();
+  TempDir dir("hosts" + std::to_string(nnodes));
+  // 30001: no multiple of the 16-row batches, so the last lease is cut.
+  auto hosts = StartHosts(dir, nnodes, FreePort(), "30001",
+                          {"--eval-interval", "10000", "--eval-n-runs", "2"});
+  std::set<std::string> digests;
+  for (int r = 0; r < nnodes; ++r) {
+    ASSERT_EQ(hosts[r]->Finish(), 0) << hosts[r]->output();
+    EXPECT_NE(hosts[r]->output().find("finished at step 30001 after "),
+              std::string::npos)
+        << hosts[r]->output();
+    digests.insert(Digest(*hosts[r]));
+  }
+  EXPECT_EQ(digests.size(), 1u);
+  EXPECT_EQ(digests.begin()->size(), 16u);
+  // Rank 0 evaluates and saves the run's checkpoints; the others nothing.
+  const fs::path run0 = hosts[0]->RunDir();
+  const proto::Checkpoint finish = LoadCheckpointDir(run0 / "30001_finish");
+  EXPECT_EQ(finish.global_step(), 30001);
+  EXPECT_GT(finish.parameters_size(), 0);
+  EXPECT_TRUE(fs::exists(run0 / "scores.txt"));
+  for (int r = 1; r < nnodes; ++r) {
+    const fs::path run = hosts[r]->RunDir();
+    EXPECT_TRUE(Matching(run, "_finish").empty());
+    EXPECT_FALSE(fs::exists(run / "scores.txt"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, HostsTest, ::testing::Values(2, 3));
+
+TEST(HostsFailureTest, DifferentOptionsAreRefusedBeforeTraining) {
+  TempDir dir("hosts_refused");
+  const int port = FreePort();
+  Spawned rank0(HostArgs(dir, 2, 0, port, "1000000000", {"--lr", "0.002"}), "");
+  Spawned rank1(HostArgs(dir, 2, 1, port, "1000000000", {"--lr", "0.001"}), "");
+  EXPECT_EQ(rank1.Finish(), 2) << rank1.output();
+  EXPECT_EQ(rank0.Finish(), 2) << rank0.output();
+  EXPECT_NE(rank1.output().find(
+                "train_a3c: rank 1: --lr is '0.001' here and '0.002' on rank "
+                "0; accepted: the same on every host"),
+            std::string::npos)
+      << rank1.output();
+  EXPECT_NE(rank0.output().find("train_a3c: rank 1 was refused: --lr is"),
+            std::string::npos)
+      << rank0.output();
+  EXPECT_TRUE(SavedDir(rank0).empty());
+  EXPECT_TRUE(SavedDir(rank1).empty());
+}
+
+TEST(HostsFailureTest, AHostThatNeverComesIsReported) {
+  TempDir dir("hosts_alone");
+  std::vector<std::string> args =
+      HostArgs(dir, 2, 0, FreePort(), "1000000000");
+  const auto timeout = std::find(args.begin(), args.end(), "--dist-timeout");
+  ASSERT_NE(timeout, args.end());
+  *(timeout + 1) = "1";
+  Spawned rank0(args, "");
+  EXPECT_EQ(rank0.Finish(), 1) << rank0.output();
+  EXPECT_NE(rank0.output().find("train_a3c: rank 0: the 2 hosts did not meet "
+                                "at 127.0.0.1:"),
+            std::string::npos)
+      << rank0.output();
+  EXPECT_TRUE(SavedDir(rank0).empty());
+  EXPECT_TRUE(rank0.GroupGone());
+}
+
+TEST(HostsFailureTest, AKilledHostStopsTheOthersWithExcept) {
+  TempDir dir("hosts_killed");
+  const int port = FreePort();
+  std::vector<std::unique_ptr<Spawned>> hosts;
+  for (int r = 0; r < 3; ++r) {
+    // Only rank 2 logs every episode (the others' pipes are read at the end).
+    hosts.push_back(std::make_unique<Spawned>(
+        HostArgs(dir, 3, r, port, "1000000000",
+                 r == 2 ? std::vector<std::string>{"--log-level", "debug"}
+                        : std::vector<std::string>{}),
+        ""));
+  }
+  // Mid-run: the hosts met and rank 2's worker 0 finished episodes.
+  ASSERT_TRUE(hosts[2]->WaitFor("[debug] worker 0:")) << hosts[2]->output();
+  kill(hosts[2]->pid(), SIGKILL);
+  EXPECT_EQ(hosts[2]->Finish(), 128 + SIGKILL);
+  EXPECT_TRUE(GoneWithin(*hosts[2], std::chrono::seconds(30)));
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(hosts[r]->Finish(), 1) << hosts[r]->output();
+    EXPECT_NE(hosts[r]->output().find("rank 2 stopped answering"),
+              std::string::npos)
+        << hosts[r]->output();
+    const std::string saved = SavedDir(*hosts[r]);
+    ASSERT_NE(saved.find("_except"), std::string::npos) << hosts[r]->output();
+    EXPECT_GT(LoadCheckpointDir(saved).global_step(), 0);
+    EXPECT_TRUE(hosts[r]->GroupGone());
+  }
+}
+
+TEST(HostsFailureTest, AWorkerFailureOnOneHostStopsEveryHost) {
+  TempDir dir("hosts_fault");
+  const int port = FreePort();
+  Spawned rank0(HostArgs(dir, 2, 0, port, "1000000000"), "");
+  Spawned rank1(HostArgs(dir, 2, 1, port, "1000000000"),
+                "worker=0,step=3000,kind=throw");
+  EXPECT_EQ(rank1.Finish(), 1) << rank1.output();
+  EXPECT_EQ(rank0.Finish(), 1) << rank0.output();
+  EXPECT_NE(rank1.output().find("train_a3c: rank 1: worker 0 (pid "),
+            std::string::npos)
+      << rank1.output();
+  EXPECT_NE(rank0.output().find("train_a3c: rank 1 stopped: rank 1: worker 0 "
+                                "(pid "),
+            std::string::npos)
+      << rank0.output();
+  EXPECT_NE(rank0.output().find("injected failure"), std::string::npos);
+  for (const Spawned* host : {&rank0, &rank1}) {
+    EXPECT_NE(SavedDir(*host).find("_except"), std::string::npos)
+        << host->output();
+    EXPECT_TRUE(host->GroupGone());
+  }
+}
+
+TEST(HostsFailureTest, SigintOnOneHostStopsEveryHost) {
+  TempDir dir("hosts_sigint");
+  const int port = FreePort();
+  Spawned rank0(HostArgs(dir, 2, 0, port, "1000000000", {"--log-level", "debug"}),
+                "");
+  Spawned rank1(HostArgs(dir, 2, 1, port, "1000000000"), "");
+  ASSERT_TRUE(rank0.WaitFor("[debug] worker 0:")) << rank0.output();
+  kill(rank0.pid(), SIGINT);
+  EXPECT_EQ(rank0.Finish(), 128 + SIGINT) << rank0.output();
+  EXPECT_EQ(rank1.Finish(), 1) << rank1.output();
+  EXPECT_NE(rank1.output().find(
+                "train_a3c: rank 0 stopped: rank 0: stopped by SIGINT"),
+            std::string::npos)
+      << rank1.output();
+  for (const Spawned* host : {&rank0, &rank1}) {
+    EXPECT_NE(SavedDir(*host).find("_except"), std::string::npos)
+        << host->output();
+    EXPECT_TRUE(host->GroupGone());
+  }
+}
+
+TEST(HostsTest, ResumeContinuesFromRankZerosCheckpoint) {
+  TempDir dir("hosts_resume");
+  auto first = StartHosts(dir, 2, FreePort(), "20000",
+                          {"--checkpoint-interval", "8000"});
+  for (auto& host : first) ASSERT_EQ(host->Finish(), 0) << host->output();
+  const fs::path checkpoint = first[0]->RunDir() / "8000_checkpoint";
+  const proto::Checkpoint saved = LoadCheckpointDir(checkpoint);
+  ASSERT_GE(saved.global_step(), 8000);
+  EXPECT_TRUE(fs::exists(first[0]->RunDir() / "16000_checkpoint"));
+
+  // On to 30000 steps: rank 0 from its checkpoint, rank 1 from scratch (it
+  // gets rank 0's state).
+  const int port = FreePort();
+  Spawned rank0(
+      HostArgs(dir, 2, 0, port, "30000", {"--resume", checkpoint.string()}),
+      "");
+  Spawned rank1(HostArgs(dir, 2, 1, port, "30000",
+                         {"--checkpoint-interval", "8000"}),
+                "");
+  ASSERT_EQ(rank0.Finish(), 0) << rank0.output();
+  ASSERT_EQ(rank1.Finish(), 0) << rank1.output();
+  EXPECT_EQ(Digest(rank0), Digest(rank1));
+  const proto::Checkpoint finish =
+      LoadCheckpointDir(first[0]->RunDir() / "30000_finish");
+  EXPECT_EQ(finish.global_step(), 30000);
+  // Both hosts count on from the checkpoint's episodes.
+  for (const Spawned* host : {&rank0, &rank1}) {
+    const std::string& out = host->output();
+    const size_t at = out.find("finished at step 30000 after ");
+    ASSERT_NE(at, std::string::npos) << out;
+    EXPECT_GT(std::stoll(out.substr(at + 29)), saved.episodes());
+  }
+}
+
+// Leases from one counter: every number 1..steps exactly once, whatever
+// the interleaving of the workers claiming them.
+TEST(StepLeasesTest, EveryStepNumberIsTakenExactlyOnce) {
+  DistOptions options;
+  options.nnodes = 2;
+  options.master_addr = "127.0.0.1:" + std::to_string(FreePort());
+  options.timeout = 30;
+  c10d::TCPStoreOptions server;
+  server.port = static_cast<uint16_t>(options.Port());
+  server.isServer = true;
+  server.waitWorkers = false;
+  c10d::TCPStore store("127.0.0.1", server);
+  constexpr int64_t kSteps = 1001;
+  StepLeases a(options, kSteps), b(options, kSteps);
+  std::vector<int> taken(kSteps + 1, 0);
+  bool a_done = false, b_done = false;
+  int64_t partial = 0;
+  for (int i = 0; !(a_done && b_done); ++i) {
+    StepLeases& who = (i % 3 == 0) ? b : a;  // Uneven: a claims twice as often.
+    bool& done = (i % 3 == 0) ? b_done : a_done;
+    if (done) continue;
+    int64_t granted = 0;
+    const int64_t first = who.Claim(16, &granted);
+    if (granted == 0) {
+      done = true;
+      continue;
+    }
+    if (granted < 16) ++partial;
+    for (int64_t t = first; t < first + granted; ++t) {
+      ASSERT_GE(t, 1);
+      ASSERT_LE(t, kSteps);
+      ++taken[t];
+    }
+  }
+  for (int64_t t = 1; t <= kSteps; ++t) EXPECT_EQ(taken[t], 1) << t;
+  EXPECT_EQ(partial, 1);  // Only the very last claim is short.
+}
+
+TEST(DistOptionsTest, AddressesAndHostLocalOptions) {
+  DistOptions o;
+  o.master_addr = "10.0.0.7:1234";
+  EXPECT_EQ(o.Host(), "10.0.0.7");
+  EXPECT_EQ(o.Port(), 1234);
+  EXPECT_FALSE(o.Loopback());
+  o.master_addr = "[::1]:29500";
+  EXPECT_EQ(o.Host(), "::1");
+  EXPECT_TRUE(o.Loopback());
+  o.master_addr = "127.0.0.9:1";
+  EXPECT_TRUE(o.Loopback());
+  EXPECT_TRUE(IsHostLocalOption("processes"));
+  EXPECT_TRUE(IsHostLocalOption("node-rank"));
+  EXPECT_FALSE(IsHostLocalOption("lr"));
+  EXPECT_FALSE(IsHostLocalOption("nnodes"));
+}
+
+}  // namespace
+}  // namespace asyncrl
