@@ -471,6 +471,7 @@ void HostCoordinator::Start() {
 void HostCoordinator::LocalEnded(LocalEnd end, const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (local_end_ == LocalEnd::kFailed) return;  // The first reason stays.
     local_end_ = end;
     local_why_ = why;
   }
@@ -652,6 +653,16 @@ void HostCoordinator::RunRounds() {
       }
       s.sync_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
       ++s.syncs;
+      if (on_averaged_ && !all_done) {
+        try {
+          on_averaged_(total_steps_);
+        } catch (const std::exception& e) {
+          // This host fails (a checkpoint it could not write): it stops
+          // its workers and tells the others at the next round.
+          LocalEnded(LocalEnd::kFailed, me + ": " + e.what());
+          StoreAndWakeAll(control.stop, 1);
+        }
+      }
       if (all_done) break;
     }
     digest_ = Fnv1a(s.params, s.num_params * sizeof(float), 1469598103934665603ULL);

@@ -36,6 +36,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -129,6 +130,12 @@ class HostCoordinator {
   HostCoordinator(const HostCoordinator&) = delete;
   HostCoordinator& operator=(const HostCoordinator&) = delete;
 
+  // Called on the coordinator's thread after every average, with the steps
+  // all hosts took so far (rank 0 saves its periodic checkpoints there: its
+  // own workers see only some step numbers). Set before Start().
+  void OnAveraged(std::function<void(int64_t total_steps)> fn) {
+    on_averaged_ = std::move(fn);
+  }
   void Start();
   // This host's workers have all ended (kDone) or the host stops
   // (kFailed: `why` says why: a worker failure, a signal).
@@ -154,6 +161,7 @@ class HostCoordinator {
   void Run();
   void RunRounds();  // After the hosts formed.
   std::unique_ptr<Impl> impl_;
+  std::function<void(int64_t)> on_averaged_;
   std::thread thread_;
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -64,9 +64,6 @@ struct ControlBlock {
   CurriculumBlock curriculum;
   // Hosts training together (experiments/distributed.h).
   DistBlock dist;
-  // With several hosts, rank 0's periodic checkpoints: the last boundary
-  // saved (its workers see only some step numbers).
-  std::atomic<int64_t> prev_checkpoint_t{0};
 };
 
 static_assert(std::atomic<int64_t>::is_always_lock_free,

@@ -344,9 +344,6 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
                                   std::max<int64_t>(options.eval_interval, 1));
   }
   control.start_step = control.global_step.load();
-  control.prev_checkpoint_t.store(
-      control.start_step -
-      control.start_step % std::max<int64_t>(options.checkpoint_interval, 1));
   control.MarkStart();
   // Several hosts: formed, checked and synced by this thread, started once
   // the workers are forked.
@@ -355,6 +352,22 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
     coordinator = std::make_unique<HostCoordinator>(
         options.dist, control, region.params(), sizes.params,
         region.optimizer_state(), sizes.optimizer, options.config);
+    if (options.dist.node_rank == 0 && options.checkpoint_interval > 0) {
+      // Rank 0's periodic checkpoints, after the average that passes each
+      // multiple of the interval (named by the multiple; the step inside
+      // is the global step then).
+      const int64_t interval = options.checkpoint_interval;
+      auto last = std::make_shared<int64_t>(control.start_step / interval);
+      coordinator->OnAveraged([&, interval, last](int64_t total) {
+        if (total / interval <= *last) return;
+        *last = total / interval;
+        SaveSnapshot(*parent_agent, control, options,
+                     (outdir / (std::to_string(*last * interval) +
+                                "_checkpoint"))
+                         .string());
+        PruneCheckpoints(options.outdir, options.keep_checkpoints);
+      });
+    }
   }
   std::vector<std::string> stat_names;
   for (const auto& s : parent_agent->Statistics()) stat_names.push_back(s.name);

@@ -168,20 +168,12 @@ class Worker {
                      .string());
   }
 
-  // Saves <t>_checkpoint/ when t is a multiple of the interval (with
-  // several hosts, rank 0's workers take only some numbers: the first to
-  // pass a multiple saves it).
+  // Saves <t>_checkpoint/ when t is a multiple of the interval. With
+  // several hosts, rank 0's parent saves them (its workers take only some
+  // step numbers).
   void MaybeCheckpoint(int64_t t) {
-    const int64_t interval = options_.checkpoint_interval;
-    if (interval <= 0) return;
-    if (ctx_.leases != nullptr) {
-      int64_t prev = control_.prev_checkpoint_t.load();
-      const int64_t boundary = t - t % interval;
-      do {
-        if (boundary <= prev) return;
-      } while (!control_.prev_checkpoint_t.compare_exchange_weak(prev, boundary));
-      t = boundary;
-    } else if (t % interval != 0) {
+    if (options_.checkpoint_interval <= 0 || ctx_.leases != nullptr ||
+        t % options_.checkpoint_interval != 0) {
       return;
     }
     boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
