@@ -334,25 +334,29 @@ struct HostCoordinator::Impl {
   // `timeout` passes, or another host posts that it gave up (a host only
   // its ring neighbours see die would otherwise keep the rest waiting for
   // the whole timeout).
+  // A host that waits for the others' next round may wait a whole
+  // interval before the timeout starts to count.
   void Complete(const c10::intrusive_ptr<c10d::Work>& work) {
-    const auto deadline = Clock::now() + Millis(options.timeout);
-    auto next_check = Clock::now() + std::chrono::milliseconds(50);
-    while (!work->isCompleted()) {
-      const auto now = Clock::now();
-      if (now > deadline) {
+    const auto deadline =
+        Clock::now() + Millis(options.timeout + options.sync_interval);
+    while (true) {
+      try {
+        // Blocks (no polling: the workers need the cores); throws when
+        // 50 ms pass first, or rethrows the collective's own error.
+        work->wait(std::chrono::milliseconds(50));
+        if (work->isCompleted()) return;
+      } catch (const c10::Error&) {
+        if (work->isCompleted()) throw;
+      }
+      if (Clock::now() > deadline) {
         throw std::runtime_error("no answer within --dist-timeout=" +
                                  FormatValue(options.timeout) + " s");
       }
-      if (now > next_check) {
-        next_check = now + std::chrono::milliseconds(50);
-        if (store->check({kAbortKey})) {
-          throw std::runtime_error("another host gave up: " +
-                                   Text(store->get(kAbortKey)));
-        }
+      if (store->check({kAbortKey})) {
+        throw std::runtime_error("another host gave up: " +
+                                 Text(store->get(kAbortKey)));
       }
-      usleep(200);
     }
-    work->wait();
   }
 
   void Wait(std::vector<at::Tensor>& tensors) {
