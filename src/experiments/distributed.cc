@@ -28,6 +28,9 @@ using Clock = std::chrono::steady_clock;
 constexpr char kStepKey[] = "asyncrl/step";
 // Set by the first host that sees a collective fail.
 constexpr char kAbortKey[] = "asyncrl/abort";
+// Bumped by a host with news for the others (HostCoordinator::RunRounds).
+constexpr char kNewsKey[] = "asyncrl/news";
+constexpr std::chrono::milliseconds kNewsPoll{50};
 // A lease lasts about this long at the worker's pace.
 constexpr double kLeaseSeconds = 0.05;
 
@@ -594,19 +597,46 @@ void HostCoordinator::RunRounds() {
     // 4. Rounds until every host is done or one stops.
     enum Status : int64_t { kRunning = 0, kDone = 1, kStopped = 2 };
     constexpr int kFields = 4;
-    auto next_round = Clock::now();
+    // A round starts every interval, or sooner on news: this host's
+    // workers ended or its evaluation succeeded (it bumps kNewsKey), or
+    // another host's news (seen in the store within 50 ms), so that a stop
+    // or the end reaches every host at once, not an interval later.
+    int64_t seen_news = 0;
+    bool told_training_done = false;
+    LocalEnd told_end = LocalEnd::kRunning;
     while (true) {
-      next_round += Millis(s.options.sync_interval);
+      const auto next_round = Clock::now() + Millis(s.options.sync_interval);
       LocalEnd end;
       std::string why;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait_until(lock, next_round,
-                         [this] { return local_end_ != LocalEnd::kRunning; });
-        end = local_end_;
-        why = local_why_;
+      while (true) {
+        {
+          std::unique_lock<std::mutex> lock(mutex_);
+          wake_.wait_until(
+              lock, std::min(next_round, Clock::now() + kNewsPoll),
+              [this] { return local_end_ != LocalEnd::kRunning; });
+          end = local_end_;
+          why = local_why_;
+        }
+        bool news = false;
+        if (end != told_end) {
+          told_end = end;
+          news = true;
+        }
+        if (!told_training_done && control.training_done.load() != 0) {
+          told_training_done = true;
+          news = true;
+        }
+        if (news) {
+          seen_news = s.store->add(kNewsKey, 1);
+          break;
+        }
+        if (end != LocalEnd::kRunning || Clock::now() >= next_round) break;
+        const int64_t posted = s.store->add(kNewsKey, 0);
+        if (posted > seen_news) {
+          seen_news = posted;
+          break;
+        }
       }
-      if (Clock::now() > next_round) next_round = Clock::now();
       ++round;
       const int64_t status = end == LocalEnd::kDone      ? kDone
                              : end == LocalEnd::kFailed ? kStopped
@@ -657,7 +687,7 @@ void HostCoordinator::RunRounds() {
       }
       s.sync_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
       ++s.syncs;
-      if (on_averaged_ && !all_done) {
+      if (on_averaged_) {
         try {
           on_averaged_(total_steps_);
         } catch (const std::exception& e) {

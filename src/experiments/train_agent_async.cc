@@ -353,17 +353,17 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
         options.dist, control, region.params(), sizes.params,
         region.optimizer_state(), sizes.optimizer, options.config);
     if (options.dist.node_rank == 0 && options.checkpoint_interval > 0) {
-      // Rank 0's periodic checkpoints, after the average that passes each
-      // multiple of the interval (named by the multiple; the step inside
-      // is the global step then).
+      // Rank 0's periodic checkpoints: at the first average after each
+      // multiple of the interval, named by the global step then (its
+      // workers see only some step numbers; the hosts' steps are counted
+      // at the averages).
       const int64_t interval = options.checkpoint_interval;
       auto last = std::make_shared<int64_t>(control.start_step / interval);
       coordinator->OnAveraged([&, interval, last](int64_t total) {
         if (total / interval <= *last) return;
         *last = total / interval;
         SaveSnapshot(*parent_agent, control, options,
-                     (outdir / (std::to_string(*last * interval) +
-                                "_checkpoint"))
+                     (outdir / (std::to_string(total) + "_checkpoint"))
                          .string());
         PruneCheckpoints(options.outdir, options.keep_checkpoints);
       });

@@ -254,33 +254,49 @@ TEST(HostsFailureTest, SigintOnOneHostStopsEveryHost) {
 
 TEST(HostsTest, ResumeContinuesFromRankZerosCheckpoint) {
   TempDir dir("hosts_resume");
-  auto first = StartHosts(dir, 2, FreePort(), "20000",
-                          {"--checkpoint-interval", "8000"});
+  auto first = StartHosts(dir, 2, FreePort(), "200000",
+                          {"--checkpoint-interval", "80000"});
   for (auto& host : first) ASSERT_EQ(host->Finish(), 0) << host->output();
-  const fs::path checkpoint = first[0]->RunDir() / "8000_checkpoint";
+  // One checkpoint at the first average past 80000 and one past 160000 (at
+  // the last average, 200000, if the run ended before another), named by
+  // the steps all hosts had taken then; the global step inside is this
+  // host's view (the highest step number it took) when it was written.
+  std::vector<fs::path> checkpoints =
+      Matching(first[0]->RunDir(), "_checkpoint");
+  ASSERT_EQ(checkpoints.size(), 2u);
+  std::sort(checkpoints.begin(), checkpoints.end(),
+            [](const fs::path& a, const fs::path& b) {
+              return std::stoll(a.filename().string()) <
+                     std::stoll(b.filename().string());
+            });
+  const fs::path checkpoint = checkpoints[0];
   const proto::Checkpoint saved = LoadCheckpointDir(checkpoint);
-  ASSERT_GE(saved.global_step(), 8000);
-  EXPECT_TRUE(fs::exists(first[0]->RunDir() / "16000_checkpoint"));
+  const int64_t named = std::stoll(checkpoint.filename().string());
+  EXPECT_GE(named, 80000);
+  EXPECT_LT(named, 160000);
+  EXPECT_GE(saved.global_step(), named);
+  EXPECT_LT(saved.global_step(), 160000);
+  EXPECT_GE(std::stoll(checkpoints[1].filename().string()), 160000);
 
-  // On to 30000 steps: rank 0 from its checkpoint, rank 1 from scratch (it
+  // On to 300000 steps: rank 0 from its checkpoint, rank 1 from scratch (it
   // gets rank 0's state).
   const int port = FreePort();
   Spawned rank0(
-      HostArgs(dir, 2, 0, port, "30000", {"--resume", checkpoint.string()}),
+      HostArgs(dir, 2, 0, port, "300000", {"--resume", checkpoint.string()}),
       "");
-  Spawned rank1(HostArgs(dir, 2, 1, port, "30000",
-                         {"--checkpoint-interval", "8000"}),
+  Spawned rank1(HostArgs(dir, 2, 1, port, "300000",
+                         {"--checkpoint-interval", "80000"}),
                 "");
   ASSERT_EQ(rank0.Finish(), 0) << rank0.output();
   ASSERT_EQ(rank1.Finish(), 0) << rank1.output();
   EXPECT_EQ(Digest(rank0), Digest(rank1));
   const proto::Checkpoint finish =
-      LoadCheckpointDir(first[0]->RunDir() / "30000_finish");
-  EXPECT_EQ(finish.global_step(), 30000);
+      LoadCheckpointDir(first[0]->RunDir() / "300000_finish");
+  EXPECT_EQ(finish.global_step(), 300000);
   // Both hosts count on from the checkpoint's episodes.
   for (const Spawned* host : {&rank0, &rank1}) {
     const std::string& out = host->output();
-    const size_t at = out.find("finished at step 30000 after ");
+    const size_t at = out.find("finished at step 300000 after ");
     ASSERT_NE(at, std::string::npos) << out;
     EXPECT_GT(std::stoll(out.substr(at + 29)), saved.episodes());
   }
