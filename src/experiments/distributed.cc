@@ -45,8 +45,34 @@ std::string Text(const std::vector<uint8_t>& b) {
   return std::string(b.begin(), b.end());
 }
 
+// Waits until something listens at the master address (or `timeout`
+// passes): TCPStore's own client retries a refused connection only once a
+// second, which a host started just before rank 0 would pay at every run.
+void AwaitListener(const DistOptions& options) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(options.Port());
+  if (getaddrinfo(options.Host().c_str(), port.c_str(), &hints, &found) != 0 ||
+      found == nullptr) {
+    return;  // TCPStore reports it.
+  }
+  const auto deadline = Clock::now() + Millis(options.timeout);
+  while (Clock::now() < deadline) {
+    const int fd = socket(found->ai_family, SOCK_STREAM, 0);
+    if (fd < 0) break;
+    const bool up = connect(fd, found->ai_addr, found->ai_addrlen) == 0;
+    close(fd);
+    if (up) break;
+    usleep(10000);
+  }
+  freeaddrinfo(found);
+}
+
 c10::intrusive_ptr<c10d::TCPStore> ConnectStore(const DistOptions& options,
                                                 bool server) {
+  if (!server) AwaitListener(options);
   c10d::TCPStoreOptions o;
   o.port = static_cast<uint16_t>(options.Port());
   o.isServer = server;
