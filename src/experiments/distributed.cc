@@ -375,7 +375,13 @@ struct HostCoordinator::Impl {
         work->wait(std::chrono::milliseconds(50));
         if (work->isCompleted()) return;
       } catch (const c10::Error&) {
-        if (work->isCompleted()) throw;
+        // A timeout of this slice, or the collective failed; it may also
+        // have completed just after the slice ran out: wait() without a
+        // timeout then returns, or rethrows its own error.
+        if (work->isCompleted()) {
+          work->wait();
+          return;
+        }
       }
       if (Clock::now() > deadline) {
         throw std::runtime_error("no answer within --dist-timeout=" +
