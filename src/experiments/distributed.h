@@ -149,6 +149,9 @@ class HostCoordinator {
   // names it); 2: a host's options differ from rank 0's.
   int ExitCode() const { return exit_code_; }
   const std::string& Message() const { return message_; }
+  // A host stopped answering (this one's own workers may have failed
+  // because of it: the store they lease steps from was on it).
+  bool LostHost() const { return lost_host_; }
   // Steps all hosts took, from the last round (== steps after a full run).
   int64_t TotalSteps() const { return total_steps_; }
   int64_t Rounds() const { return rounds_; }

@@ -516,7 +516,10 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
   const GroupReport& report = result.report;
   const std::string rank =
       hosts ? "rank " + std::to_string(options.dist.node_rank) + ": " : "";
-  if (coordinator && report.Ok()) {
+  if (coordinator && coordinator->LostHost()) {
+    result.exit_code = 1;
+    result.message = coordinator->Message();
+  } else if (coordinator && report.Ok()) {
     if (coordinator->ExitCode() == 0) {
       // Rank 0 saves what the hosts' last average is.
       if (options.dist.node_rank == 0 &&

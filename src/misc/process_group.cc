@@ -198,6 +198,12 @@ GroupReport RunProcessGroup(const ProcessGroupOptions& options,
       }
     }
     if (num_alive == 0) break;
+    // Raised from outside the group (the parent's other threads): the same
+    // grace, then SIGKILL, for workers that cannot see it (blocked in I/O).
+    if (!stopping && options.stop_flag != nullptr &&
+        options.stop_flag->load() != 0) {
+      begin_stop();
+    }
     const auto now = Clock::now();
     if (stopping && now >= deadline) {
       kill_alive();

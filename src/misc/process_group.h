@@ -43,7 +43,9 @@ struct GroupReport {
 struct ProcessGroupOptions {
   int num_workers = 1;
   // Raised (set to 1) when the group stops; workers poll it. May be null.
-  // Must live in memory shared with the workers.
+  // Must live in memory shared with the workers. Raised by someone else
+  // (another thread of the parent), it stops the group the same way: the
+  // workers get `grace` to return, then SIGKILL.
   std::atomic<int32_t>* stop_flag = nullptr;
   // How long workers get to stop by themselves before SIGKILL.
   std::chrono::milliseconds grace{3000};

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -299,6 +300,102 @@ TEST(HostsTest, ResumeContinuesFromRankZerosCheckpoint) {
     const size_t at = out.find("finished at step 300000 after ");
     ASSERT_NE(at, std::string::npos) << out;
     EXPECT_GT(std::stoll(out.substr(at + 29)), saved.episodes());
+  }
+}
+
+// Two hosts in two network namespaces this test makes, joined by a veth
+// pair (10.231.0.1 and .2, reachable only from inside them): root only.
+class NamespaceHostsTest : public ::testing::Test {
+ protected:
+  static bool Ip(const std::string& args) {
+    return std::system(("ip " + args + " >/dev/null 2>&1").c_str()) == 0;
+  }
+
+  void SetUp() override {
+    const std::string id = std::to_string(getpid());
+    ns_[0] = "asyncrl_a" + id;
+    ns_[1] = "asyncrl_b" + id;
+    link_[0] = "va" + id;
+    link_[1] = "vb" + id;
+    if (geteuid() != 0 || !Ip("netns add " + ns_[0])) {
+      GTEST_SKIP() << "network namespaces are not allowed here (needs root "
+                      "and `ip netns`): the namespace tests did not run";
+    }
+    made_ = true;
+    ASSERT_TRUE(Ip("netns add " + ns_[1]));
+    ASSERT_TRUE(Ip("link add " + link_[0] + " netns " + ns_[0] +
+                   " type veth peer name " + link_[1] + " netns " + ns_[1]));
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(Ip("-n " + ns_[i] + " addr add 10.231.0." +
+                     std::to_string(i + 1) + "/24 dev " + link_[i]));
+      ASSERT_TRUE(Ip("-n " + ns_[i] + " link set " + link_[i] + " up"));
+      ASSERT_TRUE(Ip("-n " + ns_[i] + " link set lo up"));
+    }
+  }
+
+  void TearDown() override {
+    if (!made_) return;
+    Ip("netns del " + ns_[0]);
+    Ip("netns del " + ns_[1]);
+  }
+
+  std::unique_ptr<Spawned> Host(const TempDir& dir, int rank,
+                                const std::string& steps,
+                                std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {
+        "--outdir",        (dir.path() / ("rank" + std::to_string(rank))).string(),
+        "--processes",     "1",
+        "--steps",         steps,
+        "--nnodes",        "2",
+        "--node-rank",     std::to_string(rank),
+        "--master-addr",   "10.231.0.1:29500",
+        "--sync-interval", "0.05",
+        "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<Spawned>(
+        args, "", RLIM_INFINITY,
+        std::vector<std::string>{"ip", "netns", "exec", ns_[rank]});
+  }
+
+  std::string ns_[2];
+  std::string link_[2];
+  bool made_ = false;
+};
+
+TEST_F(NamespaceHostsTest, TrainBetweenTwoNamespaces) {
+  TempDir dir("hosts_netns");
+  auto rank0 = Host(dir, 0, "30001", {"--dist-timeout", "30"});
+  auto rank1 = Host(dir, 1, "30001", {"--dist-timeout", "30"});
+  ASSERT_EQ(rank0->Finish(), 0) << rank0->output();
+  ASSERT_EQ(rank1->Finish(), 0) << rank1->output();
+  EXPECT_EQ(Digest(*rank0), Digest(*rank1));
+  EXPECT_TRUE(fs::exists(rank0->RunDir() / "30001_finish"));
+  // Not loopback: the warning, once.
+  const std::string warning = "is not a loopback address";
+  const size_t at = rank0->output().find(warning);
+  EXPECT_NE(at, std::string::npos) << rank0->output();
+  EXPECT_EQ(rank0->output().find(warning, at + 1), std::string::npos);
+}
+
+TEST_F(NamespaceHostsTest, ACutLinkStopsBothHosts) {
+  TempDir dir("hosts_netns_cut");
+  auto rank0 = Host(dir, 0, "1000000000", {"--dist-timeout", "3"});
+  auto rank1 = Host(dir, 1, "1000000000",
+                    {"--dist-timeout", "3", "--log-level", "debug"});
+  ASSERT_TRUE(rank1->WaitFor("[debug] worker 0:")) << rank1->output();
+  ASSERT_TRUE(Ip("-n " + ns_[0] + " link set " + link_[0] + " down"));
+  EXPECT_EQ(rank0->Finish(), 1) << rank0->output();
+  EXPECT_EQ(rank1->Finish(), 1) << rank1->output();
+  EXPECT_NE(rank0->output().find("train_a3c: rank 0: rank 1 stopped answering"),
+            std::string::npos)
+      << rank0->output();
+  EXPECT_NE(rank1->output().find("train_a3c: rank 1: rank 0 stopped answering"),
+            std::string::npos)
+      << rank1->output();
+  for (const Spawned* host : {rank0.get(), rank1.get()}) {
+    EXPECT_NE(SavedDir(*host).find("_except"), std::string::npos)
+        << host->output();
+    EXPECT_TRUE(host->GroupGone());
   }
 }
 

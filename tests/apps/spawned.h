@@ -21,8 +21,11 @@ namespace asyncrl::testing {
 // stdout and stderr on one pipe.
 class Spawned {
  public:
+  // `prefix`: a command that runs train_a3c (`ip netns exec NS`), looked up
+  // in PATH.
   Spawned(const std::vector<std::string>& args, const std::string& fault,
-          rlim_t file_size_limit = RLIM_INFINITY) {
+          rlim_t file_size_limit = RLIM_INFINITY,
+          const std::vector<std::string>& prefix = {}) {
     int fds[2];
     if (pipe(fds) != 0) std::abort();
     pid_ = fork();
@@ -38,10 +41,12 @@ class Spawned {
         rlimit limit{file_size_limit, file_size_limit};
         setrlimit(RLIMIT_FSIZE, &limit);
       }
-      std::vector<char*> argv{const_cast<char*>(TRAIN_A3C_BIN)};
+      std::vector<char*> argv;
+      for (const auto& a : prefix) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(const_cast<char*>(TRAIN_A3C_BIN));
       for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
-      execv(TRAIN_A3C_BIN, argv.data());
+      execvp(argv[0], argv.data());
       _exit(127);
     }
     close(fds[1]);

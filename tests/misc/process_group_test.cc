@@ -118,6 +118,30 @@ TEST_F(ProcessGroupTest, WorkerIgnoringStopIsKilledAfterGrace) {
       << stubborn.Describe();
 }
 
+// Another thread of the parent (the hosts' coordinator) raises the flag:
+// workers that see it return; one blocked where it cannot is killed after
+// the grace, and nobody counts as failed.
+TEST_F(ProcessGroupTest, StopFlagRaisedFromOutsideStopsTheGroup) {
+  ProcessGroupOptions options = Options(2);
+  options.grace = std::chrono::milliseconds(200);
+  options.on_started = [this](const std::vector<pid_t>&) {
+    StoreAndWakeAll(region_.control().stop, 1);
+  };
+  GroupReport report = RunProcessGroup(options, [&](int idx) {
+    if (idx == 0) {
+      WaitForStop();
+      return;
+    }
+    while (true) pause();  // Blocked, as in I/O without a timeout.
+  });
+  EXPECT_TRUE(report.Ok());
+  EXPECT_EQ(report.workers[0].exit_code, 0);
+  EXPECT_FALSE(report.workers[0].signaled);
+  EXPECT_TRUE(report.workers[1].signaled);
+  EXPECT_TRUE(report.workers[1].killed_by_group);
+  EXPECT_FALSE(report.workers[1].Failed());
+}
+
 TEST_F(ProcessGroupTest, NonPositiveWorkerCountIsRejected) {
   EXPECT_THROW(RunProcessGroup(Options(0), [](int) {}), std::invalid_argument);
 }
