@@ -104,15 +104,17 @@ for part in "${parts[@]}"; do
       echo
       echo "### CartPole-v1 to an evaluation mean >= 475 (configs/cartpole-fast.conf)"
       echo
-      echo "| layout | seed | wall s | steps at the end | best mean | solved |"
-      echo "| --- | --- | --- | --- | --- | --- |"
-      for layout in "1 2" "2 1"; do
+      echo "| layout | --sync-interval | seed | wall s | steps at the end | best mean | solved |"
+      echo "| --- | --- | --- | --- | --- | --- | --- |"
+      for layout in "1 2 -" "2 1 1" "2 1 0.1"; do
         set -- $layout
+        sync=()
+        [ "$3" != - ] && sync=(--sync-interval "$3")
         for seed in 1 2 3 4 5; do
           s=$(run "$1" "$2" --config configs/cartpole-fast.conf --seed "$seed" \
-                --steps 2000000)
+                --steps 2000000 "${sync[@]}")
           read -r steps best solved <<< "$(last_eval 475)"
-          echo "| $1 host x $2 worker | $seed | $s | $steps | $best | $solved |"
+          echo "| $1 host x $2 worker | $3 | $seed | $s | $steps | $best | $solved |"
         done
       done
       ;;
