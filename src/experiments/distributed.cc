@@ -126,6 +126,18 @@ std::shared_ptr<::gloo::transport::Device> GlooDevice(
     throw std::runtime_error("no route from this machine to the master " +
                              options.Host());
   }
+  in_addr v4{};
+  const bool loopback = local == "::1" ||
+                        (inet_pton(AF_INET, local.c_str(), &v4) == 1 &&
+                         (ntohl(v4.s_addr) >> 24) == 127);
+  if (loopback && !options.Loopback()) {
+    // Debian's /etc/hosts maps the machine's own name to 127.0.1.1.
+    Log(LogLevel::kWarning,
+        "dist: --master-addr=" + options.master_addr + " resolves to " +
+            local + " here, a loopback address the other machines cannot "
+            "reach: give rank 0's network address, or name the interface "
+            "with GLOO_SOCKET_IFNAME");
+  }
   return c10d::ProcessGroupGloo::createDeviceForHostname(local);
 }
 
@@ -446,13 +458,13 @@ struct HostCoordinator::Impl {
 
   // Every rank counts itself out at its end; rank 0, whose process serves
   // the store and whose exit closes its sockets, waits up to `seconds` for
-  // the others to count out first.
-  void Finish(double seconds) {
+  // `expected` ranks (itself included) to count out first.
+  void Finish(double seconds, int expected) {
     try {
       store->add("asyncrl/finished", 1);
       if (rank() != 0) return;
       const auto deadline = Clock::now() + Millis(seconds);
-      while (store->add("asyncrl/finished", 0) < size() &&
+      while (store->add("asyncrl/finished", 0) < expected &&
              Clock::now() < deadline) {
         usleep(1000);
       }
@@ -469,6 +481,9 @@ struct HostCoordinator::Impl {
       if (!store->check({kAbortKey})) {
         store->set(kAbortKey, Bytes("rank " + std::to_string(rank()) + ": " + what));
       }
+      // Hosts waiting for their next round start it now, and learn of the
+      // abort in its collective.
+      store->add(kNewsKey, 1);
       store->add("asyncrl/alive/" + std::to_string(rank()), 1);
       const auto deadline =
           Clock::now() + Millis(std::min(2.0, options.timeout));
@@ -500,7 +515,15 @@ HostCoordinator::HostCoordinator(const DistOptions& options,
                                    std::move(config))) {}
 
 HostCoordinator::~HostCoordinator() {
+  // Unwinding past a running coordinator (the parent threw): this host
+  // stops and says so, instead of joining a thread that waits for news.
+  LocalEnded(LocalEnd::kFailed, "rank " + std::to_string(impl_->rank()) +
+                                    ": the trainer stopped");
   if (thread_.joinable()) thread_.join();
+}
+
+int64_t HostCoordinator::StepsNow() const {
+  return total_steps_ + impl_->control.dist.taken.load() - taken_at_round_;
 }
 
 void HostCoordinator::Start() {
@@ -535,7 +558,10 @@ void HostCoordinator::Run() {
   // 1. Rendezvous: the store (rank 0 serves it), then Gloo's full mesh.
   try {
     s.store = ConnectStore(s.options, s.rank() == 0);
-    auto gloo = c10d::ProcessGroupGloo::Options::create(Millis(s.options.timeout));
+    // A host whose workers are done enters each collective at once and
+    // waits there for the others' next round: up to an interval more.
+    auto gloo = c10d::ProcessGroupGloo::Options::create(
+        Millis(s.options.timeout + s.options.sync_interval));
     gloo->devices.push_back(GlooDevice(s.options));
     gloo->threads = 1;
     s.group = c10::make_intrusive<c10d::ProcessGroupGloo>(
@@ -552,9 +578,13 @@ void HostCoordinator::Run() {
   }
   RunRounds();
   // Rank 0 keeps its store up until the others are through with it: after
-  // the last average, a stop or a refusal (all answer); not for hosts that
-  // stopped answering.
-  if (!lost_host_) s.Finish(exit_code_ == 0 ? s.options.timeout : 5.0);
+  // the last average, a stop or a refusal, every host; after a lost host,
+  // the ones that answered (so that none of them blames rank 0).
+  if (!lost_host_) {
+    s.Finish(exit_code_ == 0 ? s.options.timeout : 5.0, s.size());
+  } else {
+    s.Finish(3.0, s.size() - missing_);
+  }
 }
 
 void HostCoordinator::RunRounds() {
@@ -678,8 +708,9 @@ void HostCoordinator::RunRounds() {
       }
       const int64_t local_episodes =
           control.episodes.load() - s.others_episodes;
+      const int64_t taken_here = control.dist.taken.load();
       const std::vector<int64_t> all = s.Gather(
-          {status, control.dist.taken.load(), local_episodes,
+          {status, taken_here, local_episodes,
            static_cast<int64_t>(control.training_done.load())},
           kFields);
       rounds_ = round;
@@ -696,11 +727,11 @@ void HostCoordinator::RunRounds() {
       }
       control.episodes.fetch_add(episodes - s.others_episodes);
       s.others_episodes = episodes;
-      total_steps_ = control.start_step + taken;
-      int64_t seen = control.global_step.load();
-      while (seen < total_steps_ &&
-             !control.global_step.compare_exchange_weak(seen, total_steps_)) {
-      }
+      // The global step every host shows and checkpoints record: the
+      // steps all hosts took, as of this round.
+      total_steps_ = control.start_step.load() + taken;
+      taken_at_round_ = taken_here;
+      control.global_step.store(total_steps_);
       if (done_training) control.training_done.store(1);
       if (stopped >= 0) {
         if (stopped == s.rank()) {
@@ -731,6 +762,15 @@ void HostCoordinator::RunRounds() {
       }
       if (all_done) break;
     }
+    {
+      // The last round's checkpoint may have failed after every host was
+      // done: this host's run failed all the same.
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (local_end_ == LocalEnd::kFailed) {
+        exit_code_ = 1;
+        message_ = local_why_;
+      }
+    }
     digest_ = Fnv1a(s.params, s.num_params * sizeof(float), 1469598103934665603ULL);
     if (s.rank() == 0 || LogEnabled(LogLevel::kDebug)) {
       char line[160];
@@ -746,6 +786,10 @@ void HostCoordinator::RunRounds() {
     what = what.substr(0, what.find('\n'));
     lost_host_ = true;
     const std::string missing = s.Missing(what);
+    missing_ = missing.empty()
+                   ? 1
+                   : 1 + static_cast<int>(
+                             std::count(missing.begin(), missing.end(), ','));
     // Its threads may wait in a collective until Gloo's own timeout: the
     // group is left to the process's end instead of joined.
     (void)s.group.release();

@@ -154,6 +154,9 @@ class HostCoordinator {
   bool LostHost() const { return lost_host_; }
   // Steps all hosts took, from the last round (== steps after a full run).
   int64_t TotalSteps() const { return total_steps_; }
+  // TotalSteps() plus the steps this host took since (what a checkpoint
+  // saved after a failure records: the others' since are unknown).
+  int64_t StepsNow() const;
   int64_t Rounds() const { return rounds_; }
   // FNV-1a of the parameters' bytes after the last round: equal on every
   // host after a finished run.
@@ -172,9 +175,11 @@ class HostCoordinator {
   std::string local_why_;
   bool formed_ = false;
   bool lost_host_ = false;  // A host stopped answering.
+  int missing_ = 0;         // How many.
   int exit_code_ = 0;
   std::string message_;
   int64_t total_steps_ = 0;
+  int64_t taken_at_round_ = 0;  // This host's taken steps at the last round.
   int64_t rounds_ = 0;
   uint64_t digest_ = 0;
 };

@@ -32,7 +32,9 @@ struct ControlBlock {
   std::atomic<double> last_score{0.0};
   std::atomic<int32_t> has_last_score{0};
   // The global step this run started from (non-zero when resumed).
-  int64_t start_step = 0;
+  // (Atomic: with several hosts, the parent's coordinator thread sets it
+  // while the status line reads it.)
+  std::atomic<int64_t> start_step{0};
   // Seconds of training before this process started (from a resumed
   // checkpoint) and when it started (steady clock, shared by all processes
   // of the run): ElapsedSeconds() is the run's training time so far.

@@ -292,6 +292,13 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
             " is not a loopback address: the hosts' traffic (store and "
             "Gloo) is unauthenticated and unencrypted; keep it inside a "
             "trusted network");
+  } else if (hosts && options.dist.node_rank == 0) {
+    Log(LogLevel::kWarning,
+        "dist: rank 0's store listens on port " +
+            std::to_string(options.dist.Port()) +
+            " of every interface, not only loopback (LibTorch 1.13's "
+            "TCPStore cannot bind one address), unauthenticated: keep the "
+            "port closed to untrusted networks");
   }
   {
     std::error_code ec;
@@ -358,7 +365,8 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
       // workers see only some step numbers; the hosts' steps are counted
       // at the averages).
       const int64_t interval = options.checkpoint_interval;
-      auto last = std::make_shared<int64_t>(control.start_step / interval);
+      auto last =
+          std::make_shared<int64_t>(control.start_step.load() / interval);
       coordinator->OnAveraged([&, interval, last](int64_t total) {
         if (total / interval <= *last) return;
         *last = total / interval;
@@ -542,6 +550,11 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
   } else {
     result.exit_code = 128 + report.stop_signal;
     result.message = rank + "stopped by " + SignalName(report.stop_signal);
+  }
+  if (coordinator && coordinator->Formed()) {
+    // The hosts' steps at the last average plus this host's since.
+    control.global_step.store(coordinator->StepsNow());
+    result.global_step = control.global_step.load();
   }
   result.except_dir =
       (outdir / (std::to_string(result.global_step) + "_except")).string();

@@ -144,20 +144,14 @@ class Worker {
 
   // Claims up to `want` step numbers: from this host's counter, or with
   // several hosts from this worker's lease, counted in the host's taken
-  // steps and its view of the global step (the highest number it took).
+  // steps (the parent's coordinator sums every host's into the global
+  // step at each average).
   int64_t Claim(int64_t want, int64_t* granted) {
     if (ctx_.leases == nullptr) {
       return ClaimSteps(control_, options_.steps, want, granted);
     }
     const int64_t first = ctx_.leases->Claim(want, granted);
-    if (*granted > 0) {
-      control_.dist.taken.fetch_add(*granted);
-      const int64_t last = first + *granted - 1;
-      int64_t seen = control_.global_step.load();
-      while (seen < last &&
-             !control_.global_step.compare_exchange_weak(seen, last)) {
-      }
-    }
+    if (*granted > 0) control_.dist.taken.fetch_add(*granted);
     return first;
   }
 
