@@ -1,6 +1,7 @@
 #include "asyncrl/experiments/train_agent_async.h"
 
 #include <gperftools/profiler.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -311,6 +312,13 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
     }
   }
   ConfigureTorchForFork();
+  if (hosts) {
+    // A host that dies leaves sockets whose next write raises SIGPIPE in
+    // the others (Gloo and the store do not all write with MSG_NOSIGNAL),
+    // which would kill them silently, without <t>_except/: the write fails
+    // with EPIPE instead and is reported. The workers inherit it.
+    signal(SIGPIPE, SIG_IGN);
+  }
   const auto start = Clock::now();
   const fs::path outdir(options.outdir);
 
