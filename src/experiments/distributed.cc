@@ -475,7 +475,8 @@ struct HostCoordinator::Impl {
   // After a collective failed: tells the others (kAbortKey), counts this
   // host in as alive and gives the others up to 2 s (or the timeout, if
   // shorter) to do the same; those that do not are missing. The store
-  // itself gone means rank 0, its host, is. "" if all answered.
+  // itself gone means rank 0, its host, is (seen from rank 0: all the
+  // others). "" if all answered.
   std::string Missing(const std::string& what) {
     try {
       if (!store->check({kAbortKey})) {
@@ -500,7 +501,15 @@ struct HostCoordinator::Impl {
         usleep(5000);
       }
     } catch (const std::exception&) {
-      return "0";
+      // The store is out of reach: from another host, rank 0 (its host)
+      // is missing; from rank 0 itself (its own address gone, as when its
+      // link is cut), every other rank is.
+      if (rank() != 0) return "0";
+      std::string out;
+      for (int r = 1; r < size(); ++r) {
+        out += (out.empty() ? "" : ", ") + std::to_string(r);
+      }
+      return out;
     }
   }
 };
