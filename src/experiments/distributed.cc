@@ -127,18 +127,23 @@ std::shared_ptr<::gloo::transport::Device> GlooDevice(
                              options.Host());
   }
   in_addr v4{};
-  const bool loopback = local == "::1" ||
-                        (inet_pton(AF_INET, local.c_str(), &v4) == 1 &&
+  const bool loopback =
+      local == "::1" || (inet_pton(AF_INET, local.c_str(), &v4) == 1 &&
                          (ntohl(v4.s_addr) >> 24) == 127);
   if (loopback && !options.Loopback()) {
     // Debian's /etc/hosts maps the machine's own name to 127.0.1.1.
     Log(LogLevel::kWarning,
-        "dist: --master-addr=" + options.master_addr + " resolves to " +
-            local + " here, a loopback address the other machines cannot "
+        "dist: --master-addr=" + options.master_addr + " resolves to " + local +
+            " here, a loopback address the other machines cannot "
             "reach: give rank 0's network address, or name the interface "
             "with GLOO_SOCKET_IFNAME");
   }
   return c10d::ProcessGroupGloo::createDeviceForHostname(local);
+}
+
+// c10d's messages carry a C++ backtrace after the first line.
+std::string FirstLine(const std::string& text) {
+  return text.substr(0, text.find('\n'));
 }
 
 uint64_t Fnv1a(const void* data, size_t bytes, uint64_t h) {
@@ -253,8 +258,9 @@ void DistOptions::Validate() const {
 FlagSpecs DistOptions::Flags() {
   return {
       {"nnodes", "hosts that train this model together (c10d/Gloo)", &nnodes},
-      {"node-rank", "this host's rank in [0, nnodes); rank 0 evaluates and "
-                    "saves the run's checkpoints",
+      {"node-rank",
+       "this host's rank in [0, nnodes); rank 0 evaluates and "
+       "saves the run's checkpoints",
        &node_rank},
       {"master-addr",
        "HOST:PORT of rank 0's rendezvous store (unauthenticated, "
@@ -314,8 +320,10 @@ int64_t StepLeases::Claim(int64_t want, int64_t* granted) {
     if (s.end > 0) {
       const double lasted =
           std::chrono::duration<double>(now - s.leased_at).count();
-      if (lasted < kLeaseSeconds / 2) s.multiple = std::min<int64_t>(s.multiple * 2, 1 << 16);
-      if (lasted > kLeaseSeconds * 2) s.multiple = std::max<int64_t>(s.multiple / 2, 1);
+      if (lasted < kLeaseSeconds / 2)
+        s.multiple = std::min<int64_t>(s.multiple * 2, 1 << 16);
+      if (lasted > kLeaseSeconds * 2)
+        s.multiple = std::max<int64_t>(s.multiple / 2, 1);
     }
     s.leased_at = now;
     const int64_t size = s.multiple * want;
@@ -480,7 +488,8 @@ struct HostCoordinator::Impl {
   std::string Missing(const std::string& what) {
     try {
       if (!store->check({kAbortKey})) {
-        store->set(kAbortKey, Bytes("rank " + std::to_string(rank()) + ": " + what));
+        store->set(kAbortKey,
+                   Bytes("rank " + std::to_string(rank()) + ": " + what));
       }
       // Hosts waiting for their next round start it now, and learn of the
       // abort in its collective.
@@ -526,8 +535,8 @@ HostCoordinator::HostCoordinator(const DistOptions& options,
 HostCoordinator::~HostCoordinator() {
   // Unwinding past a running coordinator (the parent threw): this host
   // stops and says so, instead of joining a thread that waits for news.
-  LocalEnded(LocalEnd::kFailed, "rank " + std::to_string(impl_->rank()) +
-                                    ": the trainer stopped");
+  LocalEnded(LocalEnd::kFailed,
+             "rank " + std::to_string(impl_->rank()) + ": the trainer stopped");
   if (thread_.joinable()) thread_.join();
 }
 
@@ -553,16 +562,19 @@ void HostCoordinator::Join() {
   if (thread_.joinable()) thread_.join();
 }
 
+// This host stops: its workers leave (or never start) and the run ends
+// with `code` and `message`.
+void HostCoordinator::GiveUp(int code, const std::string& message) {
+  exit_code_ = code;
+  message_ = message;
+  impl_->control.dist.ready.store(2);
+  StoreAndWakeAll(impl_->control.stop, 1);
+}
+
 void HostCoordinator::Run() {
   Impl& s = *impl_;
   ControlBlock& control = s.control;
   const std::string me = "rank " + std::to_string(s.rank());
-  auto give_up = [&](int code, const std::string& message) {
-    exit_code_ = code;
-    message_ = message;
-    control.dist.ready.store(2);
-    StoreAndWakeAll(control.stop, 1);
-  };
 
   // 1. Rendezvous: the store (rank 0 serves it), then Gloo's full mesh.
   try {
@@ -577,12 +589,11 @@ void HostCoordinator::Run() {
         c10::make_intrusive<c10d::PrefixStore>("asyncrl/gloo", s.store),
         s.rank(), s.size(), gloo);
   } catch (const std::exception& e) {
-    std::string what = e.what();
-    what = what.substr(0, what.find('\n'));
-    give_up(1, me + ": the " + std::to_string(s.options.nnodes) +
-                   " hosts did not meet at " + s.options.master_addr +
-                   " within --dist-timeout=" +
-                   FormatValue(s.options.timeout) + " s (" + what + ")");
+    const std::string what = FirstLine(e.what());
+    GiveUp(1, me + ": the " + std::to_string(s.options.nnodes) +
+                  " hosts did not meet at " + s.options.master_addr +
+                  " within --dist-timeout=" + FormatValue(s.options.timeout) +
+                  " s (" + what + ")");
     return;
   }
   RunRounds();
@@ -600,12 +611,6 @@ void HostCoordinator::RunRounds() {
   Impl& s = *impl_;
   ControlBlock& control = s.control;
   const std::string me = "rank " + std::to_string(s.rank());
-  auto give_up = [&](int code, const std::string& message) {
-    exit_code_ = code;
-    message_ = message;
-    control.dist.ready.store(2);
-    StoreAndWakeAll(control.stop, 1);
-  };
   int64_t round = 0;
   try {
     // 2. Options: every host's against rank 0's, before any step.
@@ -626,10 +631,10 @@ void HostCoordinator::RunRounds() {
     for (int r = 0; r < s.size(); ++r) {
       if (refusals[r] == 0) continue;
       if (r == s.rank()) {
-        give_up(2, me + ": " + refused);
+        GiveUp(2, me + ": " + refused);
       } else {
-        give_up(2, "rank " + std::to_string(r) + " was refused: " +
-                       s.Note("asyncrl/refused/" + std::to_string(r)));
+        GiveUp(2, "rank " + std::to_string(r) + " was refused: " +
+                      s.Note("asyncrl/refused/" + std::to_string(r)));
       }
       return;
     }
@@ -641,10 +646,10 @@ void HostCoordinator::RunRounds() {
     }
     s.Broadcast(s.params, s.num_params);
     s.Broadcast(s.optimizer, s.num_optimizer);
-    at::Tensor counters = at::tensor(
-        std::vector<int64_t>{control.global_step.load(),
-                             control.episodes.load()},
-        at::kLong);
+    at::Tensor counters =
+        at::tensor(std::vector<int64_t>{control.global_step.load(),
+                                        control.episodes.load()},
+                   at::kLong);
     {
       std::vector<at::Tensor> v{counters};
       s.Complete(s.group->broadcast(v));
@@ -682,9 +687,8 @@ void HostCoordinator::RunRounds() {
       while (true) {
         {
           std::unique_lock<std::mutex> lock(mutex_);
-          wake_.wait_until(
-              lock, std::min(next_round, Clock::now() + kNewsPoll),
-              [this] { return local_end_ != LocalEnd::kRunning; });
+          wake_.wait_until(lock, std::min(next_round, Clock::now() + kNewsPoll),
+                           [this] { return local_end_ != LocalEnd::kRunning; });
           end = local_end_;
           why = local_why_;
         }
@@ -709,7 +713,7 @@ void HostCoordinator::RunRounds() {
         }
       }
       ++round;
-      const int64_t status = end == LocalEnd::kDone      ? kDone
+      const int64_t status = end == LocalEnd::kDone     ? kDone
                              : end == LocalEnd::kFailed ? kStopped
                                                         : kRunning;
       if (status == kStopped) {
@@ -718,10 +722,10 @@ void HostCoordinator::RunRounds() {
       const int64_t local_episodes =
           control.episodes.load() - s.others_episodes;
       const int64_t taken_here = control.dist.taken.load();
-      const std::vector<int64_t> all = s.Gather(
-          {status, taken_here, local_episodes,
-           static_cast<int64_t>(control.training_done.load())},
-          kFields);
+      const std::vector<int64_t> all =
+          s.Gather({status, taken_here, local_episodes,
+                    static_cast<int64_t>(control.training_done.load())},
+                   kFields);
       rounds_ = round;
       int64_t taken = 0, episodes = 0;
       bool all_done = true, done_training = false;
@@ -747,8 +751,8 @@ void HostCoordinator::RunRounds() {
           exit_code_ = 1;
           message_ = why;
         } else {
-          give_up(1, "rank " + std::to_string(stopped) + " stopped: " +
-                         s.Note("asyncrl/why/" + std::to_string(stopped)));
+          GiveUp(1, "rank " + std::to_string(stopped) + " stopped: " +
+                        s.Note("asyncrl/why/" + std::to_string(stopped)));
         }
         return;
       }
@@ -757,7 +761,8 @@ void HostCoordinator::RunRounds() {
       if (s.options.sync_optimizer_state) {
         s.Average(s.optimizer, s.num_optimizer, all_done);
       }
-      s.sync_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+      s.sync_seconds +=
+          std::chrono::duration<double>(Clock::now() - t0).count();
       ++s.syncs;
       if (on_averaged_) {
         try {
@@ -780,7 +785,8 @@ void HostCoordinator::RunRounds() {
         message_ = local_why_;
       }
     }
-    digest_ = Fnv1a(s.params, s.num_params * sizeof(float), 1469598103934665603ULL);
+    digest_ =
+        Fnv1a(s.params, s.num_params * sizeof(float), 1469598103934665603ULL);
     if (s.rank() == 0 || LogEnabled(LogLevel::kDebug)) {
       char line[160];
       std::snprintf(line, sizeof(line),
@@ -791,21 +797,19 @@ void HostCoordinator::RunRounds() {
       Log(LogLevel::kInfo, line);
     }
   } catch (const std::exception& e) {
-    std::string what = e.what();
-    what = what.substr(0, what.find('\n'));
+    const std::string what = FirstLine(e.what());
     lost_host_ = true;
     const std::string missing = s.Missing(what);
-    missing_ = missing.empty()
-                   ? 1
-                   : 1 + static_cast<int>(
-                             std::count(missing.begin(), missing.end(), ','));
+    missing_ = missing.empty() ? 1
+                               : 1 + static_cast<int>(std::count(
+                                         missing.begin(), missing.end(), ','));
     // Its threads may wait in a collective until Gloo's own timeout: the
     // group is left to the process's end instead of joined.
     (void)s.group.release();
-    give_up(1, me + ": " +
-                   (missing.empty() ? std::string("a host")
-                                    : "rank " + missing) +
-                   " stopped answering (" + what + ")");
+    GiveUp(1,
+           me + ": " +
+               (missing.empty() ? std::string("a host") : "rank " + missing) +
+               " stopped answering (" + what + ")");
   }
 }
 

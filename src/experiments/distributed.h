@@ -125,7 +125,8 @@ class HostCoordinator {
   // options (TrainOptions::config), compared with rank 0's.
   HostCoordinator(const DistOptions& options, ControlBlock& control,
                   float* params, int64_t num_params, float* optimizer_state,
-                  int64_t num_optimizer, std::map<std::string, std::string> config);
+                  int64_t num_optimizer,
+                  std::map<std::string, std::string> config);
   ~HostCoordinator();
   HostCoordinator(const HostCoordinator&) = delete;
   HostCoordinator& operator=(const HostCoordinator&) = delete;
@@ -166,6 +167,7 @@ class HostCoordinator {
   struct Impl;
   void Run();
   void RunRounds();  // After the hosts formed.
+  void GiveUp(int code, const std::string& message);
   std::unique_ptr<Impl> impl_;
   std::function<void(int64_t)> on_averaged_;
   std::thread thread_;

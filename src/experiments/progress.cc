@@ -51,8 +51,9 @@ std::string Progress::Line(Clock::time_point now,
   const int64_t step = control_.global_step.load();
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   const double rate =
-      elapsed > 0 ? static_cast<double>(step - control_.start_step.load()) / elapsed
-                  : 0.0;
+      elapsed > 0
+          ? static_cast<double>(step - control_.start_step.load()) / elapsed
+          : 0.0;
   const double left = rate > 0 ? (options_.steps - step) / rate : NAN;
   char buf[320];
   int n = std::snprintf(

@@ -94,8 +94,8 @@ class TrainerRun {
       context.observation_space = obs;
       context.action_space = act;
       // With several hosts, each its own (TrainOptions::ForThisHost).
-      context.seed = static_cast<uint64_t>(TrainEnvSeed(
-          idx, f_.train.ForThisHost().seed, f_.train.processes));
+      context.seed = static_cast<uint64_t>(
+          TrainEnvSeed(idx, f_.train.ForThisHost().seed, f_.train.processes));
       context.flags = &f_;
       return plugins_.make_agent(context);
     };

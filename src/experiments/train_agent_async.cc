@@ -378,9 +378,9 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
       coordinator->OnAveraged([&, interval, last](int64_t total) {
         if (total / interval <= *last) return;
         *last = total / interval;
-        SaveSnapshot(*parent_agent, control, options,
-                     (outdir / (std::to_string(total) + "_checkpoint"))
-                         .string());
+        SaveSnapshot(
+            *parent_agent, control, options,
+            (outdir / (std::to_string(total) + "_checkpoint")).string());
         PruneCheckpoints(options.outdir, options.keep_checkpoints);
       });
     }
@@ -504,10 +504,10 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
     } else if (r.stop_signal != 0) {
       why = "stopped by " + SignalName(r.stop_signal);
     }
-    coordinator->LocalEnded(r.Ok() ? HostCoordinator::LocalEnd::kDone
-                                   : HostCoordinator::LocalEnd::kFailed,
-                            "rank " + std::to_string(options.dist.node_rank) +
-                                ": " + why);
+    coordinator->LocalEnded(
+        r.Ok() ? HostCoordinator::LocalEnd::kDone
+               : HostCoordinator::LocalEnd::kFailed,
+        "rank " + std::to_string(options.dist.node_rank) + ": " + why);
     coordinator->Join();
     result.parameter_digest = coordinator->ParameterDigest();
     result.host_rounds = coordinator->Rounds();
@@ -540,9 +540,9 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
       // Rank 0 saves what the hosts' last average is.
       if (options.dist.node_rank == 0 &&
           coordinator->TotalSteps() == options.steps) {
-        SaveSnapshot(*parent_agent, control, options,
-                     (outdir / (std::to_string(options.steps) + "_finish"))
-                         .string());
+        SaveSnapshot(
+            *parent_agent, control, options,
+            (outdir / (std::to_string(options.steps) + "_finish")).string());
       }
       return result;
     }

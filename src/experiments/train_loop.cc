@@ -268,8 +268,7 @@ class Worker {
       const bool stop_now =
           last_t >= options_.steps || control_.training_done.load() != 0;
       int64_t next_active = 0;
-      const int64_t next_first =
-          stop_now ? 0 : Claim(k, &next_active);
+      const int64_t next_first = stop_now ? 0 : Claim(k, &next_active);
       // A smaller next batch starts a new rollout: the agent learns from
       // this one now. Rows past the next batch's size end their episodes
       // here (cut by the trainer); the others go on.

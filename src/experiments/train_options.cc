@@ -21,13 +21,14 @@ void TrainOptions::Validate() const {
   // Every environment gets its own seed below kMaxSeed (misc/seeding.h);
   // each host derives its own (ForThisHost).
   const int64_t streams = int64_t{processes} * envs_per_process;
-  Require(seed <= ((kMaxSeed - streams) / streams - dist.nnodes + 1) /
-                      dist.nnodes,
-          "seed", seed,
-          dist.Enabled() ? "(seed * nnodes + nnodes) * processes * "
-                           "envs_per_process < " + std::to_string(kMaxSeed)
-                         : "seed * processes * envs_per_process < " +
-                               std::to_string(kMaxSeed));
+  Require(
+      seed <= ((kMaxSeed - streams) / streams - dist.nnodes + 1) / dist.nnodes,
+      "seed", seed,
+      dist.Enabled() ? "(seed * nnodes + nnodes) * processes * "
+                       "envs_per_process < " +
+                           std::to_string(kMaxSeed)
+                     : "seed * processes * envs_per_process < " +
+                           std::to_string(kMaxSeed));
   Require(max_episode_len >= 0, "max_episode_len", max_episode_len,
           "0 (the environment's limit) or a positive integer");
   Require(eval_interval >= 0, "eval_interval", eval_interval,

@@ -49,14 +49,22 @@ std::vector<std::string> HostArgs(const TempDir& dir, int nnodes, int rank,
                                   int port, const std::string& steps,
                                   std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {
-      "--outdir",        (dir.path() / ("rank" + std::to_string(rank))).string(),
-      "--processes",     "1",
-      "--steps",         steps,
-      "--nnodes",        std::to_string(nnodes),
-      "--node-rank",     std::to_string(rank),
-      "--master-addr",   "127.0.0.1:" + std::to_string(port),
-      "--sync-interval", "0.05",
-      "--dist-timeout",  "30",
+      "--outdir",
+      (dir.path() / ("rank" + std::to_string(rank))).string(),
+      "--processes",
+      "1",
+      "--steps",
+      steps,
+      "--nnodes",
+      std::to_string(nnodes),
+      "--node-rank",
+      std::to_string(rank),
+      "--master-addr",
+      "127.0.0.1:" + std::to_string(port),
+      "--sync-interval",
+      "0.05",
+      "--dist-timeout",
+      "30",
       "--quiet"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
@@ -86,6 +94,13 @@ std::string SavedDir(const Spawned& host) {
   const size_t at = out.find("train_a3c: saved ");
   if (at == std::string::npos) return "";
   return out.substr(at + 17, out.find('\n', at) - at - 17);
+}
+
+// A host that stopped because of another: it saved <t>_except/ and left no
+// process behind.
+void ExpectStoppedWithExcept(const Spawned& host) {
+  EXPECT_NE(SavedDir(host).find("_except"), std::string::npos) << host.output();
+  EXPECT_TRUE(host.GroupGone());
 }
 
 // Bounded: a killed parent's workers die by PR_SET_PDEATHSIG, asynchronously.
@@ -165,8 +180,7 @@ TEST(HostsFailureTest, DifferentOptionsAreRefusedBeforeTraining) {
 
 TEST(HostsFailureTest, AHostThatNeverComesIsReported) {
   TempDir dir("hosts_alone");
-  std::vector<std::string> args =
-      HostArgs(dir, 2, 0, FreePort(), "1000000000");
+  std::vector<std::string> args = HostArgs(dir, 2, 0, FreePort(), "1000000000");
   const auto timeout = std::find(args.begin(), args.end(), "--dist-timeout");
   ASSERT_NE(timeout, args.end());
   *(timeout + 1) = "1";
@@ -226,17 +240,15 @@ TEST(HostsFailureTest, AWorkerFailureOnOneHostStopsEveryHost) {
       << rank0.output();
   EXPECT_NE(rank0.output().find("injected failure"), std::string::npos);
   for (const Spawned* host : {&rank0, &rank1}) {
-    EXPECT_NE(SavedDir(*host).find("_except"), std::string::npos)
-        << host->output();
-    EXPECT_TRUE(host->GroupGone());
+    ExpectStoppedWithExcept(*host);
   }
 }
 
 TEST(HostsFailureTest, SigintOnOneHostStopsEveryHost) {
   TempDir dir("hosts_sigint");
   const int port = FreePort();
-  Spawned rank0(HostArgs(dir, 2, 0, port, "1000000000", {"--log-level", "debug"}),
-                "");
+  Spawned rank0(
+      HostArgs(dir, 2, 0, port, "1000000000", {"--log-level", "debug"}), "");
   Spawned rank1(HostArgs(dir, 2, 1, port, "1000000000"), "");
   ASSERT_TRUE(rank0.WaitFor("[debug] worker 0:")) << rank0.output();
   kill(rank0.pid(), SIGINT);
@@ -247,9 +259,7 @@ TEST(HostsFailureTest, SigintOnOneHostStopsEveryHost) {
             std::string::npos)
       << rank1.output();
   for (const Spawned* host : {&rank0, &rank1}) {
-    EXPECT_NE(SavedDir(*host).find("_except"), std::string::npos)
-        << host->output();
-    EXPECT_TRUE(host->GroupGone());
+    ExpectStoppedWithExcept(*host);
   }
 }
 
@@ -283,9 +293,9 @@ TEST(HostsTest, ResumeContinuesFromRankZerosCheckpoint) {
   Spawned rank0(
       HostArgs(dir, 2, 0, port, "300000", {"--resume", checkpoint.string()}),
       "");
-  Spawned rank1(HostArgs(dir, 2, 1, port, "300000",
-                         {"--checkpoint-interval", "80000"}),
-                "");
+  Spawned rank1(
+      HostArgs(dir, 2, 1, port, "300000", {"--checkpoint-interval", "80000"}),
+      "");
   ASSERT_EQ(rank0.Finish(), 0) << rank0.output();
   ASSERT_EQ(rank1.Finish(), 0) << rank1.output();
   EXPECT_EQ(Digest(rank0), Digest(rank1));
@@ -341,13 +351,20 @@ class NamespaceHostsTest : public ::testing::Test {
                                 const std::string& steps,
                                 std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {
-        "--outdir",        (dir.path() / ("rank" + std::to_string(rank))).string(),
-        "--processes",     "1",
-        "--steps",         steps,
-        "--nnodes",        "2",
-        "--node-rank",     std::to_string(rank),
-        "--master-addr",   "10.231.0.1:29500",
-        "--sync-interval", "0.05",
+        "--outdir",
+        (dir.path() / ("rank" + std::to_string(rank))).string(),
+        "--processes",
+        "1",
+        "--steps",
+        steps,
+        "--nnodes",
+        "2",
+        "--node-rank",
+        std::to_string(rank),
+        "--master-addr",
+        "10.231.0.1:29500",
+        "--sync-interval",
+        "0.05",
         "--quiet"};
     args.insert(args.end(), extra.begin(), extra.end());
     return std::make_unique<Spawned>(
@@ -391,9 +408,7 @@ TEST_F(NamespaceHostsTest, ACutLinkStopsBothHosts) {
             std::string::npos)
       << rank1->output();
   for (const Spawned* host : {rank0.get(), rank1.get()}) {
-    EXPECT_NE(SavedDir(*host).find("_except"), std::string::npos)
-        << host->output();
-    EXPECT_TRUE(host->GroupGone());
+    ExpectStoppedWithExcept(*host);
   }
 }
 

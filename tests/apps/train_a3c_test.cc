@@ -94,14 +94,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"--weight-decay -0.1", "--weight-decay=-0.1"},
         BadFlag{"--reward-scale-factor nan", "--reward-scale-factor=nan"},
         BadFlag{"--eval-interval -5", "--eval-interval=-5"},
-        BadFlag{"--nnodes 0", "--nnodes=0 is invalid; accepted: an integer in "
-                              "[1, 1024]"},
+        BadFlag{"--nnodes 0",
+                "--nnodes=0 is invalid; accepted: an integer in "
+                "[1, 1024]"},
         BadFlag{"--nnodes 2 --node-rank 2",
                 "--node-rank=2 is invalid; accepted: an integer in [0, "
                 "nnodes=2)"},
         BadFlag{"--nnodes 2 --master-addr localhost",
                 "--master-addr=localhost is invalid; accepted: HOST:PORT"},
-        BadFlag{"--master-addr 127.0.0.1:70000", "--master-addr=127.0.0.1:70000"},
+        BadFlag{"--master-addr 127.0.0.1:70000",
+                "--master-addr=127.0.0.1:70000"},
         BadFlag{"--sync-interval 0", "--sync-interval=0 is invalid"},
         BadFlag{"--dist-timeout -1", "--dist-timeout=-1 is invalid"},
         BadFlag{"--eval-n-runs 0", "--eval-n-runs=0"},
