@@ -110,6 +110,10 @@ FlagSpecs A3COptions::Flags() {
       {"normalize-advantages",
        "normalise each update's advantages to mean 0 and standard deviation 1",
        &normalize_advantages},
+      {"act-deterministically",
+       "evaluations (and --demo) take the most probable action instead of "
+       "sampling one",
+       &act_deterministically},
       {"fresh-params",
        "refresh the worker's parameters from the shared ones just before "
        "each update, so the gradient is taken at the parameters it is "
@@ -145,11 +149,23 @@ A3C::A3C(std::shared_ptr<ActorCriticModel> model,
         std::string("A3C: a ") + (categorical ? "categorical" : "Gaussian") +
         " policy cannot act in action space " + action_space.ToString());
   }
+  action_mask_ = observation_space.action_mask;
+  if (action_mask_ > 0 &&
+      (!action_space.IsDiscrete() || action_space.n != action_mask_ ||
+       action_mask_ > obs_size_)) {
+    throw std::invalid_argument(
+        "A3C: an observation space with an action mask of " +
+        std::to_string(action_mask_) +
+        " needs a Discrete action space of that many actions; the action "
+        "space is " +
+        action_space.ToString());
+  }
   state_size_ = model_->StateSize();
   local_ = std::make_unique<FlatParameters>(*model_);
   if (!options_.no_fast_path) {
     if (const auto description = model_->Describe()) {
-      const DenseLayout layout = DenseLayout::Of(*description, *local_);
+      DenseLayout layout = DenseLayout::Of(*description, *local_);
+      layout.action_mask = action_mask_;
       fast_ = std::make_unique<DenseActorCritic<float>>(layout);
       fast_eval_ = std::make_unique<DenseActorCritic<float>>(layout);
     }
@@ -236,7 +252,9 @@ void A3C::ChooseActions(FloatView obs, int64_t k, bool deterministic,
     outputs.push_back(out.value.contiguous());
     v = outputs.back().data_ptr<float>();
     if (kind == PolicyKind::kCategorical) {
-      outputs.push_back(out.logits.contiguous());
+      outputs.push_back(
+          (action_mask_ > 0 ? MaskLogits(out.logits, x) : out.logits)
+              .contiguous());
       policy_rows = outputs.back().data_ptr<float>();
     } else {
       outputs.push_back(out.mean.contiguous());
@@ -388,9 +406,10 @@ A3C::Losses A3C::ComputeLosses() {
     ScopedTimer refresh("refresh");
     RefreshLocal();
   }
-  const UnrollOutput unrolled =
-      model_->Unroll(MakeUnrollInput(rollout_, obs_size_));
-  const ModelOutput& out = unrolled.output;
+  const UnrollInput input = MakeUnrollInput(rollout_, obs_size_);
+  const UnrollOutput unrolled = model_->Unroll(input);
+  ModelOutput out = unrolled.output;
+  if (action_mask_ > 0) out.logits = MaskLogits(out.logits, input.obs);
   const torch::Tensor boot = unrolled.bootstrap_values.contiguous();
   const torch::Tensor& v = out.value;
   const torch::Tensor values = v.detach().contiguous();

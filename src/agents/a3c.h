@@ -191,6 +191,8 @@ class A3C : public BatchAgent, public LearningRateControl {
   A3COptions options_;
   int64_t obs_size_;
   int64_t action_size_;  // 1 for Discrete.
+  // Space::action_mask of the observations: > 0 masks illegal actions.
+  int64_t action_mask_ = 0;
   std::unique_ptr<FlatParameters> local_;
   // The fast path (null: LibTorch): fast_ keeps the activations of the
   // rollout's steps as they are acted, for the update; fast_eval_ serves

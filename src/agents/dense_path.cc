@@ -204,7 +204,14 @@ void DenseActorCritic<T>::Forward(const T* params, const T* obs, int64_t rows,
   ForwardMlp(layout_.v, params, obs, rows, first_row, &v_acts_);
   if (!with_policy) return;
   ForwardMlp(layout_.pi, params, obs, rows, first_row, &pi_acts_);
-  if (layout_.kind == PolicyKind::kCategorical) return;
+  if (layout_.kind == PolicyKind::kCategorical) {
+    if (layout_.action_mask > 0) {
+      const int64_t n = layout_.policy_size();
+      MaskLogitRows(pi_acts_.back().data() + first_row * n, rows, n, obs,
+                    layout_.obs_size());
+    }
+    return;
+  }
   const int64_t d = layout_.policy_size();
   const size_t size = static_cast<size_t>(rows_ * d);
   squashed_.resize(size);
@@ -277,8 +284,11 @@ void DenseActorCritic<T>::LossGradient(
         const double lp = l[a] - log_sum;
         const double p = std::exp(lp);
         const double one_hot = a == actions[r] ? 1.0 : 0.0;
-        d_policy_[r * n + a] = static_cast<T>(
-            pi_scale * (adv * (p - one_hot) + beta * p * (lp + entropy)));
+        // A masked logit (p exactly 0) gets no gradient.
+        d_policy_[r * n + a] =
+            p == 0 ? T{0}
+                   : static_cast<T>(pi_scale * (adv * (p - one_hot) +
+                                                beta * p * (lp + entropy)));
       }
     }
     Backward(params, obs, rows, d_policy_.data(), d_values_.data(), grads);

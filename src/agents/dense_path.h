@@ -43,7 +43,12 @@ struct DenseLayout {
   std::vector<Layer> pi;
   std::vector<Layer> v;
   bool tanh = false;
-  int64_t log_std = -1;            // Offset of the Gaussian's [D] log_std.
+  int64_t log_std = -1;  // Offset of the Gaussian's [D] log_std.
+  // Categorical: > 0 when the last policy_size() floats of each observation
+  // are a legal-action mask (Space::action_mask); Forward sets the illegal
+  // actions' logits to kMaskedLogit, so acting, the loss and the entropy
+  // give them probability 0 and their logits get no gradient.
+  int64_t action_mask = 0;
   std::vector<double> center;      // Gaussian: [D].
   std::vector<double> half_range;  // Gaussian: [D].
 

@@ -16,6 +16,13 @@ T GaussianEntropyPerDim(const T& log_std) {
 
 }  // namespace
 
+torch::Tensor MaskLogits(const torch::Tensor& logits,
+                         const torch::Tensor& obs) {
+  const int64_t n = logits.size(-1);
+  const torch::Tensor illegal = obs.slice(-1, obs.size(-1) - n).eq(0);
+  return logits.masked_fill(illegal, kMaskedLogit);
+}
+
 Categorical::Categorical(const torch::Tensor& logits)
     : log_p_(torch::log_softmax(logits, -1)) {}
 
@@ -52,10 +59,12 @@ void Categorical::Sample(const float* logits, int64_t rows, int64_t n,
       action = std::max_element(probs.begin(), probs.end()) - probs.begin();
     } else {
       // Rounding can leave the cumulative sum just below 1: a draw past it
-      // picks the last action.
+      // picks the last action of non-zero probability.
       double u = uniform(rng);
       action = n - 1;
+      while (action > 0 && probs[action] == 0) --action;
       for (int64_t a = 0; a < n; ++a) {
+        if (probs[a] == 0) continue;
         u -= probs[a];
         if (u < 0) {
           action = a;

@@ -31,6 +31,29 @@ namespace asyncrl {
 // log(2 * pi).
 inline constexpr double kLog2Pi = 1.8378770664093453;
 
+// What an illegal action's logit becomes under an action mask
+// (misc/space.h: Space::action_mask): finite, so that its probability is
+// exactly 0 in float and double and p log p is 0, not NaN.
+inline constexpr float kMaskedLogit = -1e30f;
+
+// `logits` [N, A] with the entries whose action is illegal replaced by
+// kMaskedLogit; `obs` is [N, observation size], its last A columns the
+// mask. No gradient flows to the replaced entries.
+torch::Tensor MaskLogits(const torch::Tensor& logits, const torch::Tensor& obs);
+
+// The same on raw rows: `logits` [rows, n] in place, `obs` [rows, obs_size]
+// whose last n floats per row are the mask.
+template <typename T>
+void MaskLogitRows(T* logits, int64_t rows, int64_t n, const T* obs,
+                   int64_t obs_size) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* mask = obs + r * obs_size + (obs_size - n);
+    for (int64_t a = 0; a < n; ++a) {
+      if (mask[a] == T{0}) logits[r * n + a] = static_cast<T>(kMaskedLogit);
+    }
+  }
+}
+
 // A batch of N categorical distributions. Not thread-safe (holds tensors).
 class Categorical {
  public:
@@ -44,7 +67,8 @@ class Categorical {
 
   // Acting: for each of `rows` rows of `n` logits (row-major), the action
   // (argmax of the probabilities, first on ties, when `deterministic`;
-  // otherwise inverse-CDF of one uniform draw from `rng`) into
+  // otherwise inverse-CDF of one uniform draw from `rng`; never an action
+  // of probability 0, such as a masked one) into
   // actions[row] and the entropy, in double, into entropies[row]; if
   // `log_probs` is not null, log pi(action) into log_probs[row] (the
   // behaviour log-probability an off-policy target needs).

@@ -5,6 +5,7 @@
 
 #include "asyncrl/envs/acrobot.h"
 #include "asyncrl/envs/cartpole.h"
+#include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/minatar/minatar.h"
 #include "asyncrl/envs/mountain_car.h"
 #include "asyncrl/envs/pendulum.h"
@@ -77,6 +78,7 @@ EnvRegistry& DefaultEnvRegistry() {
     auto* r = new EnvRegistry();
     RegisterClassicControl(*r);
     RegisterMinAtar(*r);
+    RegisterGames(*r);
     return r;
   }();
   return *registry;

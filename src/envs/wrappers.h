@@ -18,6 +18,8 @@ class Wrapper : public Env {
     return inner_->ObservationSpace();
   }
   const Space& ActionSpace() const override { return inner_->ActionSpace(); }
+  // The environment this one wraps.
+  Env& inner() { return *inner_; }
 
  protected:
   FloatView DoReset(std::optional<uint64_t> seed) override {

@@ -14,6 +14,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "asyncrl/envs/games/self_play_env.h"
+#include "asyncrl/experiments/self_play.h"
 #include "asyncrl/experiments/snapshot.h"
 #include "asyncrl/misc/timers.h"
 
@@ -138,10 +140,33 @@ std::optional<EvalStats> AsyncEvaluator::MaybeEvaluate(int64_t t, Agent& agent,
     }
   }
   ScopedTimer timer("evaluation");
-  const EvalStats stats = Summarize(
-      RunEvaluation(agent, env, options_.eval_n_steps, options_.eval_n_episodes,
-                    options_.max_episode_len));
-  Record(t, stats, agent);
+  std::vector<double> returns;
+  // Two-player games: the learner's results against each fixed opponent
+  // (experiments/self_play.h); the statistics are those of the last.
+  std::vector<double> game_columns;
+  SelfPlayEnv* game = FindSelfPlayEnv(env);
+  if (game != nullptr && control_.self_play.enabled.load() != 0) {
+    const std::vector<OpponentRecord> records = PlayAgainstOpponents(
+        agent, *game, options_.self_play.EvalOpponents(game->game().Name()),
+        options_.eval_n_episodes);
+    for (const OpponentRecord& r : records) {
+      game_columns.push_back(r.WinRate());
+      game_columns.push_back(r.DrawRate());
+      game_columns.push_back(r.LossRate());
+      if (metrics_ != nullptr) {
+        metrics_->Send(("eval/win_" + r.opponent).c_str(), t, r.WinRate());
+        metrics_->Send(("eval/draw_" + r.opponent).c_str(), t, r.DrawRate());
+        metrics_->Send(("eval/loss_" + r.opponent).c_str(), t, r.LossRate());
+      }
+    }
+    game_columns.push_back(control_.self_play.elo.load());
+    returns = records.back().results;
+  } else {
+    returns = RunEvaluation(agent, env, options_.eval_n_steps,
+                            options_.eval_n_episodes, options_.max_episode_len);
+  }
+  const EvalStats stats = Summarize(returns);
+  Record(t, stats, agent, game_columns);
   if (metrics_ != nullptr) {
     metrics_->Send("eval/mean", t, stats.mean);
     metrics_->Send("eval/median", t, stats.median);
@@ -153,7 +178,8 @@ std::optional<EvalStats> AsyncEvaluator::MaybeEvaluate(int64_t t, Agent& agent,
 }
 
 void AsyncEvaluator::Record(int64_t t, const EvalStats& stats,
-                            const Agent& agent) {
+                            const Agent& agent,
+                            const std::vector<double>& game_columns) {
   const double elapsed = control_.ElapsedSeconds();
   boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
       lock(control_.mutex);
@@ -174,6 +200,7 @@ void AsyncEvaluator::Record(int64_t t, const EvalStats& stats,
     }
     row += "\t" + lessons;
   }
+  for (double value : game_columns) row += "\t" + Num(value);
   AppendLine(ScoresPath(options_.outdir), row + "\n");
   control_.last_score.store(stats.mean);
   control_.has_last_score.store(1);

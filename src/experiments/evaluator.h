@@ -60,7 +60,10 @@ class AsyncEvaluator {
   std::optional<EvalStats> MaybeEvaluate(int64_t t, Agent& agent, Env& env);
 
  private:
-  void Record(int64_t t, const EvalStats& stats, const Agent& agent);
+  // `game_columns`: a two-player game's win/draw/loss rates per opponent
+  // and the ELO, after the other columns.
+  void Record(int64_t t, const EvalStats& stats, const Agent& agent,
+              const std::vector<double>& game_columns);
 
   const TrainOptions& options_;
   ControlBlock& control_;

@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "asyncrl/agents/models.h"
+#include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/config_file.h"
@@ -282,8 +283,11 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
     // Image observations (MinAtar) get their own reward scale, as the
     // reference's Atari example does not scale rewards.
     const bool image = env->ObservationSpace().shape.size() == 3;
+    // Games' results (1, 0, -1) are not scaled either: the entropy bonus
+    // would drown them.
+    const bool game = FindSelfPlayEnv(*env) != nullptr;
     if (vm.count("reward-scale-factor") == 0) {
-      f.reward_scale_factor = image ? 1.0 : 0.01;
+      f.reward_scale_factor = image || game ? 1.0 : 0.01;
     }
     try {
       if (context.a3c_agent) {
@@ -305,6 +309,16 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
   Require(!f.demo || !t.load.empty(), "demo", "true",
           "only with --load DIR (the agent to evaluate)");
 
+  if (SelfPlayEnv* game = FindSelfPlayEnv(*env)) {
+    Require(!steps_given, "eval-n-steps", FormatValue(eval_n_steps),
+            "not with a two-player game (--eval-n-runs: games per opponent)");
+    t.self_play.EvalOpponents(game->game().Name());
+  } else {
+    Require(vm.count("eval-opponents") == 0, "eval-opponents",
+            t.self_play.eval_opponents,
+            "only with a two-player game (--env " +
+                JoinNames(DefaultGameRegistry().Names()) + ")");
+  }
   t.env_name = f.env;
   t.reward_scale = f.reward_scale_factor;
   if (!f.curriculum_file.empty()) {

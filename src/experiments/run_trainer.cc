@@ -9,9 +9,11 @@
 #include "asyncrl/agents/models.h"
 #include "asyncrl/agents/torch_setup.h"
 #include "asyncrl/envs/fault_injection.h"
+#include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/experiments/evaluator.h"
 #include "asyncrl/experiments/run_dir.h"
+#include "asyncrl/experiments/self_play.h"
 #include "asyncrl/experiments/train_agent_async.h"
 #include "asyncrl/misc/blas_kernel.h"
 #include "asyncrl/misc/build_info.h"
@@ -106,11 +108,39 @@ class TrainerRun {
     agent->Load(f_.train.load);
     auto env = EnvFactory(std::nullopt)(0, true);
     env->Reset(EvalEnvSeed(0, f_.train.seed, 1));
+    if (SelfPlayEnv* game = FindSelfPlayEnv(*env)) {
+      return DemoGame(*agent, *game);
+    }
     const EvalStats s = Summarize(
         RunEvaluation(*agent, *env, f_.train.eval_n_steps,
                       f_.train.eval_n_episodes, f_.train.max_episode_len));
     std::cout << "n_runs: " << s.episodes << " mean: " << s.mean
               << " median: " << s.median << " stdev: " << s.stdev << std::endl;
+    return 0;
+  }
+
+  // A game's --demo: --eval-n-runs games against each evaluation opponent,
+  // half of them moving first, as a table.
+  int DemoGame(Agent& agent, SelfPlayEnv& game) const {
+    const std::vector<OpponentRecord> records = PlayAgainstOpponents(
+        agent, game, f_.train.self_play.EvalOpponents(game.game().Name()),
+        f_.train.eval_n_episodes);
+    std::printf("%-12s %7s  %-22s %-22s %s\n", "opponent", "games",
+                "moving first: W/D/L", "moving second: W/D/L",
+                "win/draw/loss rate");
+    for (const OpponentRecord& r : records) {
+      const std::string first = std::to_string(r.wins[0]) + "/" +
+                                std::to_string(r.draws[0]) + "/" +
+                                std::to_string(r.losses[0]);
+      const std::string second = std::to_string(r.wins[1]) + "/" +
+                                 std::to_string(r.draws[1]) + "/" +
+                                 std::to_string(r.losses[1]);
+      std::printf("%-12s %7lld  %-22s %-22s %.3f/%.3f/%.3f\n",
+                  r.opponent.c_str(), static_cast<long long>(r.Games()),
+                  first.c_str(), second.c_str(), r.WinRate(), r.DrawRate(),
+                  r.LossRate());
+    }
+    std::fflush(stdout);
     return 0;
   }
 

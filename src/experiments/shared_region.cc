@@ -24,14 +24,17 @@ size_t ArrayBytes(int64_t count, const char* what) {
 
 }  // namespace
 
-size_t SharedRegion::BytesFor(int64_t num_params,
-                              int64_t num_optimizer_floats) {
+size_t SharedRegion::BytesFor(int64_t num_params, int64_t num_optimizer_floats,
+                              int64_t num_pool_floats) {
   return AlignUp(sizeof(ControlBlock)) + ArrayBytes(num_params, "num_params") +
-         ArrayBytes(num_optimizer_floats, "num_optimizer_floats");
+         ArrayBytes(num_optimizer_floats, "num_optimizer_floats") +
+         ArrayBytes(num_pool_floats, "num_pool_floats");
 }
 
-SharedRegion::SharedRegion(int64_t num_params, int64_t num_optimizer_floats) {
-  const size_t bytes = BytesFor(num_params, num_optimizer_floats);
+SharedRegion::SharedRegion(int64_t num_params, int64_t num_optimizer_floats,
+                           int64_t num_pool_floats) {
+  const size_t bytes =
+      BytesFor(num_params, num_optimizer_floats, num_pool_floats);
   try {
     region_ = boost::interprocess::anonymous_shared_memory(bytes);
   } catch (const boost::interprocess::interprocess_exception& e) {
@@ -43,6 +46,8 @@ SharedRegion::SharedRegion(int64_t num_params, int64_t num_optimizer_floats) {
   control_ = new (base) ControlBlock();
   params_ = reinterpret_cast<float*>(base + AlignUp(sizeof(ControlBlock)));
   optimizer_state_ = params_ + ArrayBytes(num_params, "") / sizeof(float);
+  pool_ =
+      optimizer_state_ + ArrayBytes(num_optimizer_floats, "") / sizeof(float);
   // A fresh anonymous mapping is zero-filled by the kernel.
 }
 

@@ -15,6 +15,7 @@
 #include "asyncrl/agents/agent.h"
 #include "asyncrl/experiments/curriculum.h"
 #include "asyncrl/experiments/distributed.h"
+#include "asyncrl/experiments/self_play.h"
 
 namespace asyncrl {
 
@@ -66,6 +67,8 @@ struct ControlBlock {
   CurriculumBlock curriculum;
   // Hosts training together (experiments/distributed.h).
   DistBlock dist;
+  // Two-player games' snapshot pool and ratings (experiments/self_play.h).
+  SelfPlayBlock self_play;
 };
 
 static_assert(std::atomic<int64_t>::is_always_lock_free,
@@ -82,7 +85,9 @@ static_assert(std::atomic<int32_t>::is_always_lock_free,
 class SharedRegion {
  public:
   // Throws std::runtime_error naming the size asked for if mapping fails.
-  SharedRegion(int64_t num_params, int64_t num_optimizer_floats);
+  // `num_pool_floats`: the self-play snapshot pool (0: none).
+  SharedRegion(int64_t num_params, int64_t num_optimizer_floats,
+               int64_t num_pool_floats = 0);
   ~SharedRegion();
   SharedRegion(const SharedRegion&) = delete;
   SharedRegion& operator=(const SharedRegion&) = delete;
@@ -90,15 +95,18 @@ class SharedRegion {
   ControlBlock& control() { return *control_; }
   float* params() { return params_; }
   float* optimizer_state() { return optimizer_state_; }
+  float* pool() { return pool_; }
 
   // Bytes a region of these sizes maps (control block plus aligned arrays).
-  static size_t BytesFor(int64_t num_params, int64_t num_optimizer_floats);
+  static size_t BytesFor(int64_t num_params, int64_t num_optimizer_floats,
+                         int64_t num_pool_floats = 0);
 
  private:
   boost::interprocess::mapped_region region_;
   ControlBlock* control_ = nullptr;
   float* params_ = nullptr;
   float* optimizer_state_ = nullptr;
+  float* pool_ = nullptr;
 };
 
 }  // namespace asyncrl

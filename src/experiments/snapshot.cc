@@ -31,6 +31,12 @@ void SaveSnapshot(const Agent& agent, const ControlBlock& control,
       lesson->set_smoothing(control.curriculum.smoothing[i].load());
     }
   }
+  if (control.self_play.enabled.load() != 0) {
+    // Reading the pool changes nothing (its sequence counters are only
+    // read); the pool class serves readers and writers alike.
+    SnapshotPool(const_cast<SelfPlayBlock&>(control.self_play))
+        .SaveTo(&checkpoint);
+  }
   agent.SaveTo(&checkpoint);
   auto* meta = checkpoint.mutable_metadata();
   for (const auto& [key, value] : options.config) {
@@ -86,6 +92,13 @@ void LoadSnapshot(const std::string& dir, LoadMode mode, Agent& agent,
   control.has_best_score.store(checkpoint.has_best_score() ? 1 : 0);
   control.best_score.store(checkpoint.best_score());
   control.elapsed_offset = checkpoint.elapsed_seconds();
+  if (control.self_play.enabled.load() != 0) {
+    try {
+      SnapshotPool(control.self_play).LoadFrom(checkpoint);
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error("checkpoint " + dir + ": " + e.what());
+    }
+  }
   if (curriculum != nullptr) {
     // By name: a lesson the checkpoint does not know starts at the first.
     const auto& params = curriculum->parameters;

@@ -195,6 +195,7 @@ class ParentMonitor {
       last_rate_step_ = step;
     }
     ReportCurriculum(final_tick || dt >= 1.0);
+    if (final_tick || dt >= 1.0) ReportSelfPlay();
     events_.Flush();
     std::error_code ec;
     const auto size =
@@ -255,6 +256,21 @@ class ParentMonitor {
     for (size_t i = 0; i < params.size(); ++i) {
       WriteLesson(params[i], block.lesson[i].load(), step);
     }
+  }
+
+  // selfplay/elo, /snapshots (in the pool), /rated_games.
+  void ReportSelfPlay() {
+    const SelfPlayBlock& block = control_.self_play;
+    if (block.enabled.load() == 0) return;
+    const int64_t step = control_.global_step.load();
+    const double wall = WallTime();
+    events_.WriteScalar("selfplay/elo", step, block.elo.load(), wall);
+    events_.WriteScalar("selfplay/snapshots", step,
+                        static_cast<double>(std::min<int64_t>(
+                            block.taken.load(), block.window)),
+                        wall);
+    events_.WriteScalar("selfplay/rated_games", step,
+                        static_cast<double>(block.rated_games.load()), wall);
   }
 
   void WriteLesson(const ParameterSchedule& p, int32_t lesson, int64_t step) {
@@ -333,8 +349,37 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
                             "' does not act on batches)");
   }
   const SharedStateSizes sizes = parent_agent->SharedSizes();
-  SharedRegion region(sizes.params, sizes.optimizer);
+  // A two-player game trains by self-play (experiments/self_play.h): a pool
+  // of snapshots in the region, opponents per episode, evaluation against
+  // fixed opponents.
+  std::string game_name;
+  std::vector<std::string> game_opponents;
+  {
+    std::unique_ptr<Env> probe = make_env(0, /*test=*/true);
+    if (SelfPlayEnv* game = FindSelfPlayEnv(*probe)) {
+      game_name = game->game().Name();
+      game_opponents = options.self_play.EvalOpponents(game_name);
+      if (options.eval_interval > 0 && options.eval_n_steps > 0) {
+        throw InvalidOption("eval_n_steps",
+                            std::to_string(options.eval_n_steps),
+                            "0 for a two-player game (evaluations play "
+                            "eval_n_episodes games per opponent)");
+      }
+    }
+  }
+  const bool self_play = !game_name.empty();
+  const int64_t pool_floats =
+      self_play ? sizes.params * options.self_play.snapshot_window : 0;
+  SharedRegion region(sizes.params, sizes.optimizer, pool_floats);
   ControlBlock& control = region.control();
+  if (self_play) {
+    SelfPlayBlock& block = control.self_play;
+    block.pool = region.pool();
+    block.params = sizes.params;
+    block.window = options.self_play.snapshot_window;
+    block.interval = options.self_play.snapshot_interval;
+    block.enabled.store(1);
+  }
   parent_agent->BindShared({region.params(), region.optimizer_state(),
                             &region.control().agent_counters},
                            /*initialize=*/true);
@@ -360,6 +405,15 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
   }
   control.start_step = control.global_step.load();
   control.MarkStart();
+  if (self_play && control.self_play.taken.load() == 0) {
+    // The pool starts with the initial (or loaded) parameters; the next
+    // snapshot is due at the next multiple of the interval.
+    SelfPlayBlock& block = control.self_play;
+    SnapshotPool(block).Take(region.params(), control.start_step.load(),
+                             block.elo.load());
+    block.next_step.store((control.start_step.load() / block.interval + 1) *
+                          block.interval);
+  }
   // Several hosts: formed, checked and synced by this thread, started once
   // the workers are forked.
   std::unique_ptr<HostCoordinator> coordinator;
@@ -389,6 +443,14 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
   for (const auto& s : parent_agent->Statistics()) stat_names.push_back(s.name);
   if (options.curriculum && options.curriculum->HasLessons()) {
     stat_names.push_back("lessons");  // AsyncEvaluator::Record.
+  }
+  if (self_play) {
+    for (const std::string& opponent : game_opponents) {
+      for (const char* what : {"win_", "draw_", "loss_"}) {
+        stat_names.push_back(what + opponent);
+      }
+    }
+    stat_names.push_back("elo");
   }
   if (options.eval_interval > 0) {
     AsyncEvaluator::WriteHeader(options.outdir, stat_names);
@@ -485,6 +547,26 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
           *options.curriculum, control.curriculum, options.steps,
           options.reward_scale, seed[0]);
       ctx.curriculum = curriculum.get();
+    }
+    // Self-play: each training game's opponent, per environment.
+    std::vector<std::unique_ptr<SelfPlayProvider>> providers;
+    if (self_play) {
+      const LearnerSide side = ParseLearnerSide(options.self_play.learner_side);
+      for (size_t j = 0; j < ctx.envs.size(); ++j) {
+        SelfPlayEnv* game = FindSelfPlayEnv(*ctx.envs[j]);
+        if (game == nullptr) continue;
+        std::seed_seq seq{static_cast<uint64_t>(options.seed),
+                          static_cast<uint64_t>(idx), static_cast<uint64_t>(j),
+                          uint64_t{0x5E1F}};
+        std::array<uint64_t, 1> seed{};
+        seq.generate(seed.begin(), seed.end());
+        providers.push_back(std::make_unique<SelfPlayProvider>(
+            options.self_play, control.self_play, *agent,
+            [&make_agent, idx] { return make_agent(idx); }, region.params(),
+            control.global_step, seed[0]));
+        game->SetLearnerSide(side);
+        game->SetOpponentProvider(providers.back().get());
+      }
     }
     std::unique_ptr<StepLeases> leases;
     if (hosts) {

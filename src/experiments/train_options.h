@@ -13,6 +13,7 @@
 
 #include "asyncrl/experiments/curriculum.h"
 #include "asyncrl/experiments/distributed.h"
+#include "asyncrl/experiments/self_play.h"
 #include "asyncrl/misc/flag_spec.h"
 
 namespace asyncrl {
@@ -79,6 +80,10 @@ struct TrainOptions {
   // Hosts that train this model together (experiments/distributed.h);
   // nnodes 1: this host alone.
   DistOptions dist;
+  // Two-player games (experiments/self_play.h): the snapshot pool, the
+  // opponents of training and evaluation, ratings. Used when the
+  // environment is a game (envs/games/self_play_env.h).
+  SelfPlayOptions self_play;
 
   // This host's options: with several hosts, its own seed (seed * nnodes +
   // node_rank), and evaluation, periodic checkpoints and the successful

@@ -64,6 +64,7 @@ std::string Space::ToString() const {
   list(low);
   os << ", high=";
   list(high);
+  if (action_mask > 0) os << ", action_mask=" << action_mask;
   os << ")";
   return os.str();
 }

@@ -19,6 +19,12 @@ struct Space {
   std::vector<int64_t> shape;  // Box only; empty for Discrete.
   std::vector<float> low;      // Box only; one per element.
   std::vector<float> high;     // Box only; one per element.
+  // Box only: when > 0, the last `action_mask` elements of every
+  // observation are the legal-action mask of a Discrete(action_mask) action
+  // space (1 legal, 0 illegal), as two-player games give it
+  // (envs/games/self_play_env.h). Agents put zero probability on the
+  // illegal actions.
+  int64_t action_mask = 0;
 
   static Space Discrete(int64_t n);
   static Space Box(std::vector<int64_t> shape, std::vector<float> low,

@@ -118,8 +118,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "only with --eval-interval > 0"},
         BadFlag{"--env Nope-v0",
                 "--env=Nope-v0 is invalid; accepted: Acrobot-v1, CartPole-v0, "
-                "CartPole-v1, MinAtar/Asterix, MinAtar/Asterix-minimal, "
-                "MinAtar/Breakout"},
+                "CartPole-v1, ConnectFour, MinAtar/Asterix, "
+                "MinAtar/Asterix-minimal, MinAtar/Breakout"},
         BadFlag{"--arch nope",
                 "--arch=nope is invalid; accepted: auto, atari-conv, "
                 "atari-conv-lstm, fc-gaussian, fc-gaussian-lstm, fc-softmax, "

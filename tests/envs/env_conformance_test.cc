@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/misc/rng.h"
 
@@ -18,10 +19,14 @@ class EnvConformanceTest : public ::testing::TestWithParam<std::string> {
  protected:
   std::unique_ptr<Env> Make() { return MakeEnv(GetParam()); }
 
-  // A valid random action for `env`, drawn from `rng`.
-  static Action RandomAction(const Env& env, Rng& rng,
-                             std::vector<float>& storage) {
+  // A valid random action for `env`, drawn from `rng` (a legal one in a
+  // two-player game).
+  static Action RandomAction(Env& env, Rng& rng, std::vector<float>& storage) {
     const Space& space = env.ActionSpace();
+    if (SelfPlayEnv* game = FindSelfPlayEnv(env)) {
+      const std::vector<int64_t> legal = game->game().LegalActions();
+      return Action::Discrete(legal[rng.Next() % legal.size()]);
+    }
     if (space.IsDiscrete()) {
       return Action::Discrete(static_cast<int64_t>(rng.Next() % space.n));
     }

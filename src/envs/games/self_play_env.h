@@ -1,0 +1,107 @@
+// A two-player game as an environment for one learning side: the learner's
+// observation (its pieces, the other's, then the legal-action mask; the
+// observation space's action_mask says so), its action, then the
+// opponent's reply within the same step; the reward is the learner's result
+// at the end (win 1, loss -1, draw 0), 0 before. Who the opponent is comes
+// per episode from an OpponentProvider (the trainer's self-play: the latest
+// policy or a past snapshot) or, without one, from a fixed opponent
+// (envs/games/opponents.h). Registered as --env TicTacToe / ConnectFour.
+#ifndef ASYNCRL_ENVS_GAMES_SELF_PLAY_ENV_H_
+#define ASYNCRL_ENVS_GAMES_SELF_PLAY_ENV_H_
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "asyncrl/envs/env.h"
+#include "asyncrl/envs/games/game.h"
+#include "asyncrl/envs/games/opponents.h"
+
+namespace asyncrl {
+
+class EnvRegistry;
+
+// Supplies each training episode's opponent and receives its result.
+// Called by the environment's owner process only.
+class OpponentProvider {
+ public:
+  virtual ~OpponentProvider() = default;
+  // The opponent of the episode that starts now; the learner plays side
+  // `learner_side` (0 moves first). The reference stays valid until the
+  // next call.
+  virtual GameOpponent& BeginEpisode(int learner_side) = 0;
+  // The episode begun by the last BeginEpisode ended with the game's end:
+  // the learner's result (1, 0, -1). Not called for episodes cut short.
+  virtual void EndEpisode(double learner_result) = 0;
+};
+
+// Which side the learner plays in each episode.
+enum class LearnerSide { kAlternate, kRandom, kFirst, kSecond };
+
+// Parses "alternate" | "random" | "first" | "second"; throws
+// std::invalid_argument naming the value and the accepted ones.
+LearnerSide ParseLearnerSide(const std::string& text);
+
+class SelfPlayEnv : public Env {
+ public:
+  // The fixed opponent `fixed_opponent` (a MakeFixedOpponent spec) plays
+  // when there is no provider, and in the share of training episodes that
+  // the parameter fixed_opponent_ratio asks for.
+  explicit SelfPlayEnv(std::unique_ptr<Game> game,
+                       const std::string& fixed_opponent = "random");
+
+  std::string Name() const override { return game_->Name(); }
+  const Space& ObservationSpace() const override { return observation_space_; }
+  const Space& ActionSpace() const override { return action_space_; }
+
+  // The provider of training opponents (not owned; null: the fixed one).
+  void SetOpponentProvider(OpponentProvider* provider) { provider_ = provider; }
+  // Replaces the fixed opponent (evaluation against a named opponent).
+  void SetFixedOpponent(std::unique_ptr<GameOpponent> opponent);
+  const GameOpponent& fixed_opponent() const { return *fixed_; }
+  void SetLearnerSide(LearnerSide side) { side_policy_ = side; }
+
+  // The side the learner plays in the current episode.
+  int learner_side() const { return learner_side_; }
+  const Game& game() const { return *game_; }
+  // Whether the current episode's opponent came from the provider.
+  bool provider_episode() const { return provider_episode_; }
+
+ protected:
+  FloatView DoReset(std::optional<uint64_t> seed) override;
+  StepResult DoStep(const Action& action) override;
+
+ private:
+  void OpponentMoves();
+  FloatView Observe();
+  StepResult Finish();
+
+  std::unique_ptr<Game> game_;
+  Space observation_space_;
+  Space action_space_;
+  std::unique_ptr<GameOpponent> fixed_;
+  GameOpponent* opponent_ = nullptr;  // This episode's.
+  OpponentProvider* provider_ = nullptr;
+  bool provider_episode_ = false;
+  LearnerSide side_policy_ = LearnerSide::kAlternate;
+  int learner_side_ = 1;  // Alternate: the next episode flips it to 0.
+  std::mt19937_64 rng_{0};
+  std::vector<float> obs_;
+  // Parameters (Env::DeclareParameter): the share of training episodes
+  // against the fixed opponent, and which one (0 random, 1 greedy, 2
+  // minimax); applied at Reset.
+  double fixed_opponent_ratio_ = 0.0;
+  double fixed_opponent_kind_ = 0.0;
+  double applied_kind_ = -1.0;
+};
+
+// The SelfPlayEnv inside `env` (through wrappers), or null.
+SelfPlayEnv* FindSelfPlayEnv(Env& env);
+
+// Registers TicTacToe and ConnectFour (no time limit: games end).
+void RegisterGames(EnvRegistry& registry);
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_ENVS_GAMES_SELF_PLAY_ENV_H_

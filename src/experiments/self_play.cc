@@ -1,0 +1,340 @@
+#include "asyncrl/experiments/self_play.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+
+#include "asyncrl/misc/check.h"
+#include "asyncrl/misc/validate.h"
+
+namespace asyncrl {
+namespace {
+
+// How often a reader retries a slot that is being rewritten before it
+// gives up (the caller then plays the latest policy instead).
+constexpr int kReadTries = 8;
+
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+}  // namespace
+
+void SelfPlayOptions::Validate() const {
+  Require(play_against_latest_ratio >= 0 && play_against_latest_ratio <= 1,
+          "play_against_latest_ratio", play_against_latest_ratio,
+          "a number in [0, 1]");
+  Require(snapshot_interval >= 1, "snapshot_interval", snapshot_interval,
+          "an integer >= 1");
+  Require(snapshot_window >= 1 && snapshot_window <= kMaxWindow,
+          "snapshot_window", snapshot_window,
+          "an integer in [1, " + std::to_string(kMaxWindow) + "]");
+  Require(elo_k > 0 && std::isfinite(elo_k), "elo_k", elo_k,
+          "a finite number > 0");
+  try {
+    ParseLearnerSide(learner_side);
+  } catch (const std::invalid_argument&) {
+    throw InvalidOption("learner_side", learner_side,
+                        "alternate, random, first, second");
+  }
+  if (eval_opponents.find_first_not_of(", ") == std::string::npos &&
+      !eval_opponents.empty()) {
+    throw InvalidOption("eval_opponents", eval_opponents,
+                        "a comma-separated list of opponents (random, greedy, "
+                        "minimax, minimax:D), or empty for the game's own");
+  }
+}
+
+FlagSpecs SelfPlayOptions::Flags() {
+  return {
+      {"play-against-latest-ratio",
+       "two-player games: probability that a training episode's opponent is "
+       "the latest policy rather than a past snapshot",
+       &play_against_latest_ratio},
+      {"snapshot-interval",
+       "two-player games: copy the parameters into the snapshot pool every "
+       "this many global steps",
+       &snapshot_interval},
+      {"snapshot-window", "two-player games: snapshots kept in the pool",
+       &snapshot_window},
+      {"elo-k", "two-player games: the ELO K-factor", &elo_k},
+      {"eval-opponents",
+       "two-player games: fixed opponents evaluations play, weakest first "
+       "(random, greedy, minimax, minimax:D); the evaluation mean is the "
+       "result against the last (default: every one the game has)",
+       &eval_opponents},
+      {"learner-side",
+       "two-player games: the learner's side per training episode "
+       "(alternate, random, first, second)",
+       &learner_side}};
+}
+
+std::vector<std::string> SelfPlayOptions::EvalOpponents(
+    const std::string& game) const {
+  std::vector<std::string> names = SplitCommas(eval_opponents);
+  if (names.empty()) return DefaultEvalOpponents(game);
+  for (const std::string& name : names) {
+    try {
+      MakeFixedOpponent(name, game);
+    } catch (const std::invalid_argument& e) {
+      throw InvalidOption("eval_opponents", eval_opponents,
+                          "random, greedy, minimax, minimax:D (D in 1..42)");
+    }
+  }
+  return names;
+}
+
+double EloExpected(double learner, double opponent) {
+  return 1.0 / (1.0 + std::pow(10.0, (opponent - learner) / 400.0));
+}
+
+double EloUpdate(double learner, double opponent, double learner_result,
+                 double k) {
+  const double score = (learner_result + 1.0) / 2.0;  // 1, 0.5, 0.
+  return learner + k * (score - EloExpected(learner, opponent));
+}
+
+int64_t SnapshotPool::Size() const {
+  return std::min<int64_t>(block_.taken.load(), block_.window);
+}
+
+bool SnapshotPool::MaybeTake(const float* params, int64_t step) {
+  int64_t due = block_.next_step.load();
+  while (step >= due) {
+    // Claim this due step: the next one is the first multiple past `step`.
+    const int64_t next = (step / block_.interval + 1) * block_.interval;
+    if (block_.next_step.compare_exchange_weak(due, next)) {
+      Take(params, step, block_.elo.load());
+      return true;
+    }
+  }
+  return false;
+}
+
+void SnapshotPool::Take(const float* params, int64_t step, double elo) {
+  ASYNCRL_CHECK(block_.pool != nullptr && block_.window > 0);
+  const int64_t number = block_.taken.load() + 1;
+  SelfPlayBlock::Slot& slot = block_.slots[(number - 1) % block_.window];
+  int64_t seq = slot.sequence.load();
+  // Another writer on this slot (a whole window of snapshots taken while
+  // this one copies): let it finish; the newer copy wins.
+  if ((seq & 1) != 0 || !slot.sequence.compare_exchange_strong(seq, seq + 1)) {
+    return;
+  }
+  std::memcpy(block_.pool + ((number - 1) % block_.window) * block_.params,
+              params, static_cast<size_t>(block_.params) * sizeof(float));
+  slot.step.store(step);
+  slot.number.store(number);
+  slot.elo.store(elo);
+  slot.sequence.store(seq + 2, std::memory_order_release);
+  // Counted after the copy: a reader never picks a slot still empty.
+  block_.taken.store(std::max(block_.taken.load(), number));
+}
+
+bool SnapshotPool::Read(int64_t index, float* out, double* elo,
+                        int64_t* number) const {
+  ASYNCRL_CHECK(index >= 0 && index < Size());
+  const SelfPlayBlock::Slot& slot = block_.slots[index];
+  for (int attempt = 0; attempt < kReadTries; ++attempt) {
+    const int64_t before = slot.sequence.load(std::memory_order_acquire);
+    if ((before & 1) != 0) continue;
+    std::memcpy(out, block_.pool + index * block_.params,
+                static_cast<size_t>(block_.params) * sizeof(float));
+    *elo = slot.elo.load();
+    *number = slot.number.load();
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (slot.sequence.load(std::memory_order_relaxed) == before) return true;
+  }
+  return false;
+}
+
+void SnapshotPool::SaveTo(proto::Checkpoint* checkpoint) const {
+  proto::SelfPlayState* state = checkpoint->mutable_self_play();
+  state->set_elo(block_.elo.load());
+  state->set_taken(block_.taken.load());
+  state->set_next_step(block_.next_step.load());
+  state->set_rated_games(block_.rated_games.load());
+  // Oldest first, so that a restore refills the slots in the same order.
+  std::vector<std::pair<int64_t, int64_t>> order;  // (number, index)
+  for (int64_t i = 0; i < Size(); ++i) {
+    order.emplace_back(block_.slots[i].number.load(), i);
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<float> copy(static_cast<size_t>(block_.params));
+  for (const auto& [number, index] : order) {
+    double elo = 0;
+    int64_t read_number = 0;
+    // The parent saves while workers may take snapshots: a torn slot is
+    // retried; one rewritten throughout is left out.
+    if (!Read(index, copy.data(), &elo, &read_number)) continue;
+    proto::PoolSnapshot* s = state->add_pool();
+    s->set_number(read_number);
+    s->set_step(block_.slots[index].step.load());
+    s->set_elo(elo);
+    proto::Tensor* t = s->mutable_parameters();
+    t->set_name("pool");
+    t->add_shape(block_.params);
+    t->set_dtype(proto::DTYPE_FLOAT32);
+    t->set_data(copy.data(), copy.size() * sizeof(float));
+  }
+}
+
+void SnapshotPool::LoadFrom(const proto::Checkpoint& checkpoint) {
+  if (!checkpoint.has_self_play()) return;  // Not a game's checkpoint.
+  const proto::SelfPlayState& state = checkpoint.self_play();
+  block_.elo.store(state.elo());
+  block_.rated_games.store(state.rated_games());
+  block_.taken.store(0);
+  for (const proto::PoolSnapshot& s : state.pool()) {
+    const std::string& data = s.parameters().data();
+    if (data.size() != static_cast<size_t>(block_.params) * sizeof(float)) {
+      throw std::runtime_error(
+          "self-play pool: snapshot " + std::to_string(s.number()) + " has " +
+          std::to_string(data.size() / sizeof(float)) +
+          " parameters; the agent has " + std::to_string(block_.params));
+    }
+    // The newest `window` snapshots, renumbered in place as they were.
+    block_.taken.store(s.number() - 1);
+    Take(reinterpret_cast<const float*>(data.data()), s.step(), s.elo());
+  }
+  block_.taken.store(state.taken());
+  block_.next_step.store(state.next_step());
+}
+
+AgentOpponent::AgentOpponent(std::string name, Agent* agent)
+    : name_(std::move(name)), agent_(agent) {}
+
+int64_t AgentOpponent::Choose(const Game& game, std::mt19937_64&) {
+  const int64_t planes = game.ObservationSize();
+  const int64_t n = game.NumActions();
+  obs_.resize(static_cast<size_t>(planes + n));
+  game.Observe(game.CurrentPlayer(), obs_.data());
+  for (int64_t a = 0; a < n; ++a) {
+    obs_[static_cast<size_t>(planes + a)] = game.IsLegal(a) ? 1.0f : 0.0f;
+  }
+  const Action action =
+      agent_->Act(FloatView{obs_.data(), static_cast<int64_t>(obs_.size())});
+  agent_->StopEpisode();  // Feed-forward or not: one decision at a time.
+  return action.index;
+}
+
+SelfPlayProvider::SelfPlayProvider(
+    const SelfPlayOptions& options, SelfPlayBlock& block, Agent& learner,
+    std::function<std::unique_ptr<Agent>()> make_agent,
+    const float* shared_params, const std::atomic<int64_t>& global_step,
+    uint64_t seed)
+    : options_(options),
+      block_(block),
+      pool_(block),
+      make_agent_(std::move(make_agent)),
+      shared_params_(shared_params),
+      global_step_(global_step),
+      rng_(seed),
+      latest_("latest", &learner) {}
+
+GameOpponent& SelfPlayProvider::BeginEpisode(int) {
+  pool_.MaybeTake(shared_params_, global_step_.load());
+  against_snapshot_ = false;
+  const int64_t size = pool_.Size();
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  if (size == 0 || uniform(rng_) < options_.play_against_latest_ratio) {
+    ++latest_episodes_;
+    return latest_;
+  }
+  const int64_t index =
+      std::uniform_int_distribution<int64_t>(0, size - 1)(rng_);
+  if (!snapshot_agent_) {
+    snapshot_agent_ = make_agent_();
+    const SharedStateSizes sizes = snapshot_agent_->SharedSizes();
+    ASYNCRL_CHECK_EQ(sizes.params, block_.params);
+    snapshot_params_.resize(static_cast<size_t>(sizes.params));
+    snapshot_optimizer_.resize(static_cast<size_t>(sizes.optimizer));
+    snapshot_ =
+        std::make_unique<AgentOpponent>("snapshot", snapshot_agent_.get());
+  }
+  int64_t number = 0;
+  if (!pool_.Read(index, snapshot_params_.data(), &snapshot_elo_, &number)) {
+    ++latest_episodes_;
+    return latest_;
+  }
+  // Adopt the copy (the agent's own buffers, not the run's).
+  snapshot_agent_->BindShared(
+      {snapshot_params_.data(), snapshot_optimizer_.data(), nullptr},
+      /*initialize=*/false);
+  snapshot_->set_name("snapshot " + std::to_string(number));
+  against_snapshot_ = true;
+  ++snapshot_episodes_;
+  return *snapshot_;
+}
+
+void SelfPlayProvider::EndEpisode(double learner_result) {
+  if (!against_snapshot_) return;
+  double elo = block_.elo.load();
+  // Lock-free: a lost race recomputes from the other's rating.
+  while (!block_.elo.compare_exchange_weak(
+      elo, EloUpdate(elo, snapshot_elo_, learner_result, options_.elo_k))) {
+  }
+  block_.rated_games.fetch_add(1);
+}
+
+int64_t OpponentRecord::Games() const {
+  return wins[0] + wins[1] + draws[0] + draws[1] + losses[0] + losses[1];
+}
+
+double OpponentRecord::WinRate() const {
+  return Games() == 0 ? 0.0 : static_cast<double>(wins[0] + wins[1]) / Games();
+}
+
+double OpponentRecord::DrawRate() const {
+  return Games() == 0 ? 0.0
+                      : static_cast<double>(draws[0] + draws[1]) / Games();
+}
+
+double OpponentRecord::LossRate() const {
+  return Games() == 0 ? 0.0
+                      : static_cast<double>(losses[0] + losses[1]) / Games();
+}
+
+std::vector<OpponentRecord> PlayAgainstOpponents(
+    Agent& agent, SelfPlayEnv& env, const std::vector<std::string>& opponents,
+    int64_t games) {
+  std::vector<OpponentRecord> records;
+  for (const std::string& name : opponents) {
+    OpponentRecord record;
+    record.opponent = name;
+    env.SetFixedOpponent(MakeFixedOpponent(name, env.game().Name()));
+    for (int64_t g = 0; g < games; ++g) {
+      env.SetLearnerSide(g % 2 == 0 ? LearnerSide::kFirst
+                                    : LearnerSide::kSecond);
+      FloatView obs = env.Reset();
+      StepResult r;
+      do {
+        r = env.Step(agent.Act(obs));
+        obs = r.observation;
+      } while (!r.Done());
+      agent.StopEpisode();
+      const int side = env.learner_side();
+      if (r.reward > 0) {
+        ++record.wins[side];
+      } else if (r.reward < 0) {
+        ++record.losses[side];
+      } else {
+        ++record.draws[side];
+      }
+      record.results.push_back(r.reward);
+    }
+    records.push_back(std::move(record));
+  }
+  env.SetLearnerSide(LearnerSide::kAlternate);
+  return records;
+}
+
+}  // namespace asyncrl

@@ -1,0 +1,201 @@
+// Self-play for two-player games (envs/games/) in the asynchronous trainer,
+// after Unity ML-Agents' ghost trainer and HandyRL's evaluation:
+//  - a pool of past parameter snapshots in the shared region: a worker that
+//    starts an episode after each --snapshot-interval global steps copies
+//    the shared parameters into the oldest of --snapshot-window slots
+//    (a per-slot sequence lock: readers never block the learner, and retry
+//    a slot being rewritten);
+//  - each training episode's opponent: the latest shared policy with
+//    probability --play-against-latest-ratio, else a snapshot drawn
+//    uniformly from the pool;
+//  - the learner's ELO (initial 1200) after every game against a snapshot:
+//    R += K (S - E), E = 1 / (1 + 10^((R_snap - R) / 400)), S = 1 / 0.5 / 0
+//    for a win / draw / loss; a snapshot keeps the rating the learner had
+//    when it was taken;
+//  - evaluation against fixed opponents (envs/games/opponents.h), both sides
+//    equally, win/draw/loss per opponent.
+// Pool, ratings and the snapshot schedule are saved in checkpoints and
+// restored by --resume (ML-Agents loses its pool on resume).
+#ifndef ASYNCRL_EXPERIMENTS_SELF_PLAY_H_
+#define ASYNCRL_EXPERIMENTS_SELF_PLAY_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "asyncrl/agents/agent.h"
+#include "asyncrl/envs/games/self_play_env.h"
+#include "asyncrl/misc/flag_spec.h"
+#include "asyncrl/proto/checkpoint.pb.h"
+
+namespace asyncrl {
+
+struct SelfPlayOptions {
+  static constexpr int kMaxWindow = 64;
+  // Probability that a training episode's opponent is the latest policy
+  // rather than a snapshot; [0, 1].
+  double play_against_latest_ratio = 0.5;
+  // Global steps between snapshots, >= 1.
+  int64_t snapshot_interval = 20000;
+  // Snapshots kept, [1, kMaxWindow].
+  int snapshot_window = 10;
+  // ELO K-factor, > 0.
+  double elo_k = 16.0;
+  // Fixed opponents of evaluations, comma-separated MakeFixedOpponent specs,
+  // weakest first ("" = DefaultEvalOpponents of the game). The evaluation
+  // mean (scores.txt's mean, best/, --successful-score) is the learner's
+  // mean result (win 1, draw 0, loss -1) against the last one.
+  std::string eval_opponents;
+  // The learner's side in training episodes: alternate, random, first,
+  // second.
+  std::string learner_side = "alternate";
+
+  // Throws InvalidOption naming the field, the value and what is accepted.
+  void Validate() const;
+  FlagSpecs Flags();
+  // eval_opponents as a list, the game's defaults when empty; throws
+  // InvalidOption for an unknown opponent.
+  std::vector<std::string> EvalOpponents(const std::string& game) const;
+};
+
+// E, the learner's expected score against an opponent of rating `opponent`.
+double EloExpected(double learner, double opponent);
+// The learner's new rating after a game of result `learner_result` (1, 0,
+// -1).
+double EloUpdate(double learner, double opponent, double learner_result,
+                 double k);
+
+// Lives in the ControlBlock (shared by every process of the run). The pool's
+// floats are elsewhere in the region (SharedRegion::pool()); `pool` points
+// at them in every process (the mapping is inherited at the same address).
+struct SelfPlayBlock {
+  struct Slot {
+    // Even: stable; odd: being written. Bumped twice per write.
+    std::atomic<int64_t> sequence{0};
+    std::atomic<int64_t> step{0};     // The global step of the copy.
+    std::atomic<int64_t> number{0};   // 1-based: the n-th snapshot taken.
+    std::atomic<double> elo{1200.0};  // The learner's ELO then.
+  };
+  std::atomic<int32_t> enabled{0};
+  std::atomic<double> elo{1200.0};
+  std::atomic<int64_t> taken{0};        // Snapshots taken so far.
+  std::atomic<int64_t> next_step{0};    // The next snapshot is due here.
+  std::atomic<int64_t> rated_games{0};  // Games against snapshots.
+  Slot slots[SelfPlayOptions::kMaxWindow];
+  float* pool = nullptr;  // window * params floats.
+  int64_t params = 0;
+  int32_t window = 0;
+  int64_t interval = 0;
+};
+
+// The pool's operations on a SelfPlayBlock; any process of the run.
+class SnapshotPool {
+ public:
+  explicit SnapshotPool(SelfPlayBlock& block) : block_(block) {}
+
+  // Snapshots held: min(taken, window).
+  int64_t Size() const;
+  // If `step` reached the next due step and this caller wins the claim,
+  // copies `params` into the oldest slot (rated with the learner's ELO now)
+  // and returns true. Lock-free; concurrent callers copy at most once per
+  // due step.
+  bool MaybeTake(const float* params, int64_t step);
+  // Copies `params` into the next slot unconditionally (the run's first
+  // snapshot, restore).
+  void Take(const float* params, int64_t step, double elo);
+  // Copies slot `index` (0 <= index < Size()) into `out` and its rating
+  // into *elo; false if it was being rewritten throughout a few tries.
+  bool Read(int64_t index, float* out, double* elo, int64_t* number) const;
+
+  void SaveTo(proto::Checkpoint* checkpoint) const;
+  // Restores pool, ratings and schedule; throws std::runtime_error naming
+  // the checkpoint's parameter count when it does not match.
+  void LoadFrom(const proto::Checkpoint& checkpoint);
+
+ private:
+  SelfPlayBlock& block_;
+};
+
+// A network plays: Agent::Act on the observation of the player to move
+// (as SelfPlayEnv builds it for the learner).
+class AgentOpponent : public GameOpponent {
+ public:
+  AgentOpponent(std::string name, Agent* agent);
+  std::string Name() const override { return name_; }
+  int64_t Choose(const Game& game, std::mt19937_64& rng) override;
+  void set_name(std::string name) { name_ = std::move(name); }
+
+ private:
+  std::string name_;
+  Agent* agent_;
+  std::vector<float> obs_;
+};
+
+// One training environment's opponents: the worker's own agent (the
+// latest policy) or a snapshot loaded into an agent of its own. Takes the
+// snapshots that fall due at its episode starts. One per environment.
+class SelfPlayProvider : public OpponentProvider {
+ public:
+  // `make_agent` builds the agent that plays snapshots (lazily, once);
+  // `shared_params` is the run's shared parameter buffer; `global_step`
+  // the run's counter.
+  SelfPlayProvider(const SelfPlayOptions& options, SelfPlayBlock& block,
+                   Agent& learner,
+                   std::function<std::unique_ptr<Agent>()> make_agent,
+                   const float* shared_params,
+                   const std::atomic<int64_t>& global_step, uint64_t seed);
+
+  GameOpponent& BeginEpisode(int learner_side) override;
+  void EndEpisode(double learner_result) override;
+
+  // Episodes against the latest policy and against snapshots so far.
+  int64_t latest_episodes() const { return latest_episodes_; }
+  int64_t snapshot_episodes() const { return snapshot_episodes_; }
+
+ private:
+  const SelfPlayOptions& options_;
+  SelfPlayBlock& block_;
+  SnapshotPool pool_;
+  std::function<std::unique_ptr<Agent>()> make_agent_;
+  const float* shared_params_;
+  const std::atomic<int64_t>& global_step_;
+  std::mt19937_64 rng_;
+  AgentOpponent latest_;
+  std::unique_ptr<Agent> snapshot_agent_;
+  std::unique_ptr<AgentOpponent> snapshot_;
+  std::vector<float> snapshot_params_;
+  std::vector<float> snapshot_optimizer_;  // BindShared wants one.
+  bool against_snapshot_ = false;
+  double snapshot_elo_ = 0;
+  int64_t latest_episodes_ = 0;
+  int64_t snapshot_episodes_ = 0;
+};
+
+// Wins, draws and losses of the learner against one opponent, per side.
+struct OpponentRecord {
+  std::string opponent;
+  int64_t wins[2] = {0, 0};  // [learner side]: 0 moved first.
+  int64_t draws[2] = {0, 0};
+  int64_t losses[2] = {0, 0};
+  std::vector<double> results;  // Every game's result, in order.
+
+  int64_t Games() const;
+  double WinRate() const;  // Over both sides.
+  double DrawRate() const;
+  double LossRate() const;
+};
+
+// Plays `games` games (sides alternating, the learner first in the first)
+// of `agent` (Agent::Act) against each opponent on `env`'s game; the env's
+// fixed opponent and side policy are restored afterwards.
+std::vector<OpponentRecord> PlayAgainstOpponents(
+    Agent& agent, SelfPlayEnv& env, const std::vector<std::string>& opponents,
+    int64_t games);
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_EXPERIMENTS_SELF_PLAY_H_

@@ -1,0 +1,198 @@
+// train_a3c on two-player games, as a user runs it: self-play with a
+// snapshot pool, per-opponent evaluation columns and ELO in scores.txt,
+// checkpoints that hold the pool and the ratings (resume continues them),
+// --demo's table, a worker failure mid-game, and the flags' errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "../experiments/test_helpers.h"
+#include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/tensorboard.h"
+
+namespace asyncrl {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Exec;
+using testing::ProcessRun;
+using testing::ReadLines;
+using testing::TempDir;
+
+ProcessRun TrainA3C(const std::string& args, const std::string& env = "") {
+  return Exec(env + (env.empty() ? "" : " ") + TRAIN_A3C_BIN, args);
+}
+
+fs::path RunFolder(const ProcessRun& run) {
+  return run.Lines().at(0).substr(std::string("results in ").size());
+}
+
+std::vector<std::string> Columns(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream in(line);
+  std::string cell;
+  while (std::getline(in, cell, '\t')) out.push_back(cell);
+  return out;
+}
+
+TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
+  TempDir dir("games");
+  const ProcessRun first = TrainA3C(
+      "--outdir " + dir.str() +
+      " --env TicTacToe --processes 2 --steps 12000 --eval-interval 6000"
+      " --eval-n-runs 10 --snapshot-interval 1000 --snapshot-window 4"
+      " --checkpoint-interval 6000 --play-against-latest-ratio 0.5");
+  ASSERT_EQ(first.status, 0) << first.output;
+  const fs::path run = RunFolder(first);
+  const auto scores = ReadLines(run / "scores.txt");
+  ASSERT_EQ(scores.size(), 3u);
+  const std::vector<std::string> header = Columns(scores[0]);
+  const std::vector<std::string> want = {
+      "win_random",   "draw_random", "loss_random", "win_greedy",
+      "draw_greedy",  "loss_greedy", "win_minimax", "draw_minimax",
+      "loss_minimax", "elo"};
+  ASSERT_GE(header.size(), want.size());
+  EXPECT_EQ(std::vector<std::string>(header.end() - want.size(), header.end()),
+            want);
+  for (size_t row = 1; row < scores.size(); ++row) {
+    const std::vector<std::string> cells = Columns(scores[row]);
+    ASSERT_EQ(cells.size(), header.size());
+    // Rates per opponent sum to 1; the mean is the result against minimax
+    // (the last): wins - losses.
+    for (size_t o = 0; o < 3; ++o) {
+      const size_t at = header.size() - want.size() + 3 * o;
+      EXPECT_NEAR(std::stod(cells[at]) + std::stod(cells[at + 1]) +
+                      std::stod(cells[at + 2]),
+                  1.0, 1e-9);
+    }
+    const size_t minimax = header.size() - 4;
+    EXPECT_NEAR(std::stod(cells[3]),
+                std::stod(cells[minimax]) - std::stod(cells[minimax + 2]),
+                1e-9);
+    EXPECT_LE(std::stod(cells[minimax]), 0.0);  // Nobody beats minimax.
+  }
+  const proto::Checkpoint at6000 =
+      LoadCheckpointDir((run / "6000_checkpoint").string());
+  ASSERT_TRUE(at6000.has_self_play());
+  const auto& pool = at6000.self_play();
+  EXPECT_EQ(pool.pool_size(), 4);  // The window is full by step 6000.
+  EXPECT_GE(pool.taken(), 6);
+  EXPECT_GT(pool.rated_games(), 0);
+  EXPECT_NE(pool.elo(), 1200.0);
+  const proto::Checkpoint finish =
+      LoadCheckpointDir((run / "12000_finish").string());
+  EXPECT_GT(finish.self_play().taken(), pool.taken());
+  std::string events_path;
+  for (const auto& e : fs::directory_iterator(run)) {
+    if (e.path().filename().string().rfind("events.out.tfevents", 0) == 0) {
+      events_path = e.path().string();
+    }
+  }
+  std::set<std::string> tags;
+  for (const auto& event : ReadEventFile(events_path)) {
+    for (const auto& v : event.summary().value()) tags.insert(v.tag());
+  }
+  for (const char* tag :
+       {"selfplay/elo", "selfplay/snapshots", "selfplay/rated_games",
+        "eval/win_random", "eval/loss_minimax"}) {
+    EXPECT_EQ(tags.count(tag), 1u) << tag;
+  }
+
+  // Resumed from 6000 to 6500 (no snapshot due before 7000): the pool is
+  // the checkpoint's, snapshot for snapshot, and the ELO and the count of
+  // rated games go on from the checkpoint's.
+  const ProcessRun second =
+      TrainA3C("--resume " + (run / "6000_checkpoint").string() +
+               " --steps 6500 --quiet");
+  ASSERT_EQ(second.status, 0) << second.output;
+  const proto::Checkpoint resumed =
+      LoadCheckpointDir((run / "6500_finish").string());
+  const auto& after = resumed.self_play();
+  EXPECT_EQ(after.taken(), pool.taken());
+  ASSERT_EQ(after.pool_size(), pool.pool_size());
+  for (int i = 0; i < pool.pool_size(); ++i) {
+    EXPECT_EQ(after.pool(i).number(), pool.pool(i).number());
+    EXPECT_EQ(after.pool(i).step(), pool.pool(i).step());
+    EXPECT_EQ(after.pool(i).elo(), pool.pool(i).elo());
+    EXPECT_EQ(after.pool(i).parameters().data(),
+              pool.pool(i).parameters().data());
+  }
+  EXPECT_GE(after.rated_games(), pool.rated_games());
+  EXPECT_EQ(after.next_step(), pool.next_step());
+
+  // --demo plays the saved agent against every opponent, both sides.
+  const ProcessRun demo =
+      TrainA3C("--env TicTacToe --demo --load " +
+               (run / "12000_finish").string() + " --eval-n-runs 20");
+  ASSERT_EQ(demo.status, 0) << demo.output;
+  for (const char* row : {"random ", "greedy ", "minimax "}) {
+    EXPECT_NE(demo.output.find(row), std::string::npos) << demo.output;
+  }
+  EXPECT_NE(demo.output.find("moving first: W/D/L"), std::string::npos);
+}
+
+TEST(GamesTrainTest, AWorkerFailingMidGameStopsTheRunAndSavesThePool) {
+  TempDir dir("games-fault");
+  const ProcessRun r =
+      TrainA3C("--outdir " + dir.str() +
+                   " --env ConnectFour --processes 2 --steps 50000000"
+                   " --snapshot-interval 500 --eval-interval 0",
+               "ASYNCRL_INJECT_FAULT=worker=1,step=3000,kind=throw");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("injected failure at step 3000"), std::string::npos)
+      << r.output;
+  const fs::path run = RunFolder(r);
+  std::string except;
+  for (const auto& e : fs::directory_iterator(run)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() > 7 && name.substr(name.size() - 7) == "_except") {
+      except = e.path().string();
+    }
+  }
+  ASSERT_FALSE(except.empty()) << r.output;
+  const proto::Checkpoint checkpoint = LoadCheckpointDir(except);
+  ASSERT_TRUE(checkpoint.has_self_play());
+  EXPECT_GE(checkpoint.self_play().pool_size(), 1);
+}
+
+TEST(GamesTrainTest, BadGameFlagsExitTwoInOneLine) {
+  TempDir dir("games-flags");
+  const fs::path outdir = dir.path() / "out";
+  struct Case {
+    std::string args;
+    std::string expected;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--env TicTacToe --eval-opponents random,oracle",
+            "--eval-opponents=random,oracle is invalid; accepted: random, "
+            "greedy, minimax, minimax:D"},
+           {"--env CartPole-v1 --eval-opponents random",
+            "--eval-opponents=random is invalid; accepted: only with a "
+            "two-player game (--env ConnectFour, TicTacToe)"},
+           {"--env TicTacToe --eval-n-steps 100",
+            "--eval-n-steps=100 is invalid; accepted: not with a two-player "
+            "game"},
+           {"--env TicTacToe --snapshot-window 0",
+            "--snapshot-window=0 is invalid; accepted: an integer in [1, 64]"},
+           {"--env TicTacToe --play-against-latest-ratio 2",
+            "--play-against-latest-ratio=2 is invalid"},
+           {"--env TicTacToe --elo-k 0", "--elo-k=0 is invalid"},
+           {"--env TicTacToe --learner-side left",
+            "--learner-side=left is invalid; accepted: alternate, random, "
+            "first, second"},
+           {"--env ConnectFour --env-param fixed_opponent=3",
+            "--env-param=fixed_opponent=3 is invalid"}}) {
+    SCOPED_TRACE(c.args);
+    const ProcessRun r = TrainA3C("--outdir " + outdir.string() + " " + c.args);
+    EXPECT_EQ(r.status, 2) << r.output;
+    const auto lines = r.Lines();
+    ASSERT_EQ(lines.size(), 1u) << r.output;
+    EXPECT_NE(lines[0].find(c.expected), std::string::npos) << lines[0];
+    EXPECT_FALSE(fs::exists(outdir));
+  }
+}
+
+}  // namespace
+}  // namespace asyncrl

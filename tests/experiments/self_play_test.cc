@@ -1,0 +1,416 @@
+// Self-play pieces (experiments/self_play.h): ELO, the snapshot pool in
+// shared memory (schedule, window, torn reads, checkpoints), the
+// per-episode opponent choice, evaluation against fixed opponents; and
+// SelfPlayEnv (envs/games/self_play_env.h) as the learner sees it.
+#include "asyncrl/experiments/self_play.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "asyncrl/envs/games/game.h"
+#include "asyncrl/envs/games/self_play_env.h"
+#include "asyncrl/envs/registry.h"
+#include "asyncrl/misc/validate.h"
+
+namespace asyncrl {
+namespace {
+
+// Plays the lowest legal action of the mask (the observation's last
+// entries); its "parameters" are `kParams` floats, and it remembers the
+// first of them when bound (which snapshot it plays).
+class LowestLegalAgent final : public Agent {
+ public:
+  static constexpr int64_t kParams = 4;
+  explicit LowestLegalAgent(int64_t actions) : actions_(actions) {}
+  std::string Type() const override { return "lowest-legal"; }
+  Action Act(FloatView obs) override {
+    ++acts_;
+    for (int64_t a = 0; a < actions_; ++a) {
+      if (obs[obs.size - actions_ + a] != 0) return Action::Discrete(a);
+    }
+    ADD_FAILURE() << "no legal action in the mask";
+    return Action::Discrete(0);
+  }
+  Action ActAndTrain(FloatView obs, double) override { return Act(obs); }
+  void StopEpisodeAndTrain(FloatView, double, bool) override {}
+  void StopEpisode() override {}
+  std::vector<Statistic> Statistics() const override { return {}; }
+  SharedStateSizes SharedSizes() const override { return {kParams, 1}; }
+  void BindShared(SharedBuffers buffers, bool) override {
+    bound_first_ = buffers.params[0];
+  }
+  void SaveTo(proto::Checkpoint*) const override {}
+  void LoadFrom(const proto::Checkpoint&) override {}
+
+  int64_t acts() const { return acts_; }
+  float bound_first() const { return bound_first_; }
+
+ private:
+  int64_t actions_;
+  int64_t acts_ = 0;
+  float bound_first_ = -1;
+};
+
+// A SelfPlayBlock with its pool, as the trainer lays it out.
+struct PoolFixture {
+  explicit PoolFixture(int window, int64_t params = 4, int64_t interval = 100)
+      : floats(static_cast<size_t>(window * params)) {
+    block.pool = floats.data();
+    block.params = params;
+    block.window = window;
+    block.interval = interval;
+    block.enabled.store(1);
+  }
+  std::vector<float> floats;
+  SelfPlayBlock block;
+};
+
+std::vector<float> Filled(float value, int64_t n = 4) {
+  return std::vector<float>(static_cast<size_t>(n), value);
+}
+
+TEST(EloTest, FollowsMLAgentsUpdate) {
+  EXPECT_DOUBLE_EQ(EloExpected(1200, 1200), 0.5);
+  EXPECT_NEAR(EloExpected(1400, 1200), 1.0 / (1.0 + std::pow(10.0, -0.5)),
+              1e-15);
+  EXPECT_DOUBLE_EQ(EloUpdate(1200, 1200, 1.0, 16), 1208);
+  EXPECT_DOUBLE_EQ(EloUpdate(1200, 1200, 0.0, 16), 1200);
+  EXPECT_DOUBLE_EQ(EloUpdate(1200, 1200, -1.0, 16), 1192);
+  // Beating a weaker snapshot gains less than beating an equal one.
+  EXPECT_LT(EloUpdate(1400, 1200, 1.0, 16) - 1400, 8.0);
+  EXPECT_GT(EloUpdate(1400, 1200, 1.0, 16) - 1400, 0.0);
+}
+
+TEST(SnapshotPoolTest, KeepsTheLastWindowSnapshotsWithTheirRatings) {
+  PoolFixture f(3);
+  SnapshotPool pool(f.block);
+  EXPECT_EQ(pool.Size(), 0);
+  for (int i = 1; i <= 5; ++i) {
+    pool.Take(Filled(static_cast<float>(i)).data(), i * 100, 1200 + i);
+  }
+  EXPECT_EQ(pool.Size(), 3);
+  EXPECT_EQ(f.block.taken.load(), 5);
+  std::vector<int64_t> numbers;
+  for (int64_t s = 0; s < 3; ++s) {
+    std::vector<float> out(4);
+    double elo = 0;
+    int64_t number = 0;
+    ASSERT_TRUE(pool.Read(s, out.data(), &elo, &number));
+    EXPECT_EQ(out, Filled(static_cast<float>(number)));
+    EXPECT_EQ(elo, 1200 + number);
+    numbers.push_back(number);
+  }
+  std::sort(numbers.begin(), numbers.end());
+  EXPECT_EQ(numbers, (std::vector<int64_t>{3, 4, 5}));
+}
+
+TEST(SnapshotPoolTest, TakesOncePerDueStep) {
+  PoolFixture f(4, 4, /*interval=*/100);
+  f.block.next_step.store(100);
+  SnapshotPool pool(f.block);
+  const std::vector<float> p = Filled(1);
+  EXPECT_FALSE(pool.MaybeTake(p.data(), 50));
+  EXPECT_TRUE(pool.MaybeTake(p.data(), 100));
+  EXPECT_FALSE(pool.MaybeTake(p.data(), 150));
+  // Late (a long episode): one snapshot, and the next is due at the next
+  // multiple, not at every multiple missed.
+  EXPECT_TRUE(pool.MaybeTake(p.data(), 470));
+  EXPECT_EQ(f.block.next_step.load(), 500);
+  EXPECT_FALSE(pool.MaybeTake(p.data(), 499));
+  EXPECT_EQ(pool.Size(), 2);
+  EXPECT_EQ(f.block.slots[1].step.load(), 470);
+}
+
+TEST(SnapshotPoolTest, ReadersNeverSeeATornSnapshot) {
+  // One writer rewrites a one-slot pool with all-equal values while a
+  // reader copies it: every copy that Read accepts is all one value.
+  constexpr int64_t kParams = 4096;
+  PoolFixture f(1, kParams);
+  SnapshotPool pool(f.block);
+  pool.Take(Filled(0, kParams).data(), 0, 1200);
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int i = 1; i <= 3000; ++i) {
+      pool.Take(Filled(static_cast<float>(i), kParams).data(), i, 1200);
+    }
+    done.store(true);
+  });
+  std::vector<float> out(kParams);
+  int64_t accepted = 0;
+  for (int i = 0; i < 20000 && !(done.load() && accepted > 0); ++i) {
+    double elo = 0;
+    int64_t number = 0;
+    if (!pool.Read(0, out.data(), &elo, &number)) continue;
+    ++accepted;
+    ASSERT_TRUE(std::all_of(out.begin(), out.end(), [&](float x) {
+      return x == out[0];
+    })) << "a torn copy was accepted";
+  }
+  writer.join();
+  EXPECT_GT(accepted, 0);
+}
+
+TEST(SnapshotPoolTest, CheckpointRestoresPoolRatingsAndSchedule) {
+  PoolFixture a(3);
+  SnapshotPool pool(a.block);
+  for (int i = 1; i <= 4; ++i) {
+    pool.Take(Filled(static_cast<float>(i)).data(), i * 10, 1100 + i);
+  }
+  a.block.elo.store(1234.5);
+  a.block.next_step.store(700);
+  a.block.rated_games.store(42);
+  proto::Checkpoint checkpoint;
+  pool.SaveTo(&checkpoint);
+  ASSERT_EQ(checkpoint.self_play().pool_size(), 3);
+  EXPECT_EQ(checkpoint.self_play().pool(0).number(), 2);  // Oldest first.
+
+  PoolFixture b(3);
+  SnapshotPool restored(b.block);
+  restored.LoadFrom(checkpoint);
+  EXPECT_EQ(b.block.elo.load(), 1234.5);
+  EXPECT_EQ(b.block.taken.load(), 4);
+  EXPECT_EQ(b.block.next_step.load(), 700);
+  EXPECT_EQ(b.block.rated_games.load(), 42);
+  EXPECT_EQ(b.floats, a.floats);  // Same snapshots in the same slots.
+  for (int s = 0; s < 3; ++s) {
+    EXPECT_EQ(b.block.slots[s].number.load(), a.block.slots[s].number.load());
+    EXPECT_EQ(b.block.slots[s].elo.load(), a.block.slots[s].elo.load());
+    EXPECT_EQ(b.block.slots[s].step.load(), a.block.slots[s].step.load());
+  }
+  // The next snapshot replaces the oldest (number 2), as it would have.
+  restored.Take(Filled(5).data(), 50, 1105);
+  EXPECT_EQ(b.block.slots[1].number.load(), 5);
+
+  PoolFixture wrong(3, /*params=*/5);
+  try {
+    SnapshotPool(wrong.block).LoadFrom(checkpoint);
+    FAIL() << "a pool of another size was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("has 4 parameters"), std::string::npos)
+        << e.what();
+  }
+}
+
+class SelfPlayProviderTest : public ::testing::Test {
+ protected:
+  SelfPlayProviderTest() : fixture_(4, LowestLegalAgent::kParams) {
+    fixture_.block.next_step.store(100);
+  }
+  std::unique_ptr<SelfPlayProvider> Make(double latest_ratio) {
+    options_.play_against_latest_ratio = latest_ratio;
+    return std::make_unique<SelfPlayProvider>(
+        options_, fixture_.block, learner_,
+        [this] {
+          ++agents_made_;
+          auto agent = std::make_unique<LowestLegalAgent>(9);
+          last_made_ = agent.get();
+          return agent;
+        },
+        shared_.data(), step_, /*seed=*/7);
+  }
+  SelfPlayOptions options_;
+  PoolFixture fixture_;
+  LowestLegalAgent learner_{9};
+  std::vector<float> shared_ = Filled(3.0f);
+  std::atomic<int64_t> step_{0};
+  int agents_made_ = 0;
+  LowestLegalAgent* last_made_ = nullptr;
+};
+
+TEST_F(SelfPlayProviderTest, PlaysTheLatestPolicyUntilThePoolHasASnapshot) {
+  auto provider = Make(/*latest_ratio=*/0.0);
+  EXPECT_EQ(provider->BeginEpisode(0).Name(), "latest");
+  provider->EndEpisode(1.0);
+  EXPECT_EQ(fixture_.block.elo.load(), 1200.0);  // Not rated.
+  EXPECT_EQ(agents_made_, 0);
+}
+
+TEST_F(SelfPlayProviderTest, TakesDueSnapshotsAndRatesGamesAgainstThem) {
+  auto provider = Make(/*latest_ratio=*/0.0);
+  step_.store(100);
+  GameOpponent& opponent = provider->BeginEpisode(0);
+  EXPECT_EQ(fixture_.block.taken.load(), 1);
+  EXPECT_EQ(opponent.Name(), "snapshot 1");
+  EXPECT_EQ(agents_made_, 1);
+  provider->EndEpisode(1.0);
+  EXPECT_DOUBLE_EQ(fixture_.block.elo.load(), 1208.0);
+  EXPECT_EQ(fixture_.block.rated_games.load(), 1);
+  // The snapshot plays with the copied parameters, not the shared ones.
+  shared_ = Filled(4.0f);
+  auto& again = provider->BeginEpisode(1);
+  EXPECT_EQ(again.Name(), "snapshot 1");
+  auto tictactoe = DefaultGameRegistry().Make("TicTacToe");
+  std::mt19937_64 rng(0);
+  EXPECT_EQ(again.Choose(*tictactoe, rng), 0);  // The lowest legal cell.
+  ASSERT_NE(last_made_, nullptr);
+  EXPECT_EQ(last_made_->bound_first(), 3.0f);
+  EXPECT_EQ(last_made_->acts(), 1);
+  provider->EndEpisode(-1.0);
+  EXPECT_LT(fixture_.block.elo.load(), 1208.0);
+  EXPECT_EQ(provider->snapshot_episodes(), 2);
+}
+
+TEST_F(SelfPlayProviderTest, RatioOnePlaysOnlyTheLatest) {
+  auto provider = Make(/*latest_ratio=*/1.0);
+  step_.store(100);
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(provider->BeginEpisode(i % 2).Name(), "latest");
+    provider->EndEpisode(1.0);
+  }
+  EXPECT_EQ(fixture_.block.elo.load(), 1200.0);
+  EXPECT_EQ(provider->latest_episodes(), 50);
+}
+
+TEST_F(SelfPlayProviderTest, HalfRatioMixesBoth) {
+  auto provider = Make(/*latest_ratio=*/0.5);
+  SnapshotPool(fixture_.block).Take(shared_.data(), 0, 1200);
+  for (int i = 0; i < 400; ++i) provider->BeginEpisode(0);
+  EXPECT_GT(provider->latest_episodes(), 150);
+  EXPECT_GT(provider->snapshot_episodes(), 150);
+}
+
+// An OpponentProvider that counts its calls and hands out one opponent.
+class CountingProvider final : public OpponentProvider {
+ public:
+  GameOpponent& BeginEpisode(int side) override {
+    sides.push_back(side);
+    return opponent;
+  }
+  void EndEpisode(double result) override { results.push_back(result); }
+  RandomOpponent opponent;
+  std::vector<int> sides;
+  std::vector<double> results;
+};
+
+TEST(SelfPlayEnvTest, TheLearnerSeesItsSideTheMaskAndItsResult) {
+  SelfPlayEnv env(DefaultGameRegistry().Make("TicTacToe"));
+  const Space& space = env.ObservationSpace();
+  EXPECT_EQ(space.action_mask, 9);
+  EXPECT_EQ(space.FlatSize(), 2 * 9 + 9);
+  CountingProvider provider;
+  env.SetOpponentProvider(&provider);
+  for (int episode = 0; episode < 20; ++episode) {
+    FloatView obs =
+        env.Reset(episode == 0 ? std::optional<uint64_t>(3) : std::nullopt);
+    // Alternating sides, the first episode after a seed moving first.
+    EXPECT_EQ(env.learner_side(), episode % 2);
+    // Moving second: the opponent has already played one piece.
+    int pieces = 0;
+    for (int i = 0; i < 18; ++i) pieces += obs[i] != 0 ? 1 : 0;
+    EXPECT_EQ(pieces, env.learner_side());
+    StepResult r;
+    do {
+      const std::vector<int64_t> legal = env.game().LegalActions();
+      for (int64_t a = 0; a < 9; ++a) {
+        const bool is_legal =
+            std::find(legal.begin(), legal.end(), a) != legal.end();
+        EXPECT_EQ(obs[18 + a], is_legal ? 1.0f : 0.0f);
+      }
+      r = env.Step(Action::Discrete(legal.front()));
+      obs = r.observation;
+      if (!r.Done()) {
+        EXPECT_EQ(r.reward, 0.0);
+      }
+    } while (!r.Done());
+    EXPECT_TRUE(r.terminated);
+    EXPECT_EQ(r.reward, env.game().Result(env.learner_side()));
+  }
+  EXPECT_EQ(provider.sides.size(), 20u);
+  EXPECT_EQ(provider.results.size(), 20u);
+}
+
+TEST(SelfPlayEnvTest, IllegalMovesThrowAndLeaveTheGameAsItWas) {
+  SelfPlayEnv env(DefaultGameRegistry().Make("TicTacToe"));
+  env.SetLearnerSide(LearnerSide::kSecond);
+  env.Reset(1);
+  const std::string before = env.game().ToString();
+  int64_t taken = -1;
+  for (int64_t a = 0; a < 9; ++a) {
+    if (!env.game().IsLegal(a)) taken = a;
+  }
+  ASSERT_GE(taken, 0);
+  try {
+    env.Step(Action::Discrete(taken));
+    FAIL() << "an occupied cell was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("TicTacToe"), std::string::npos) << what;
+    EXPECT_NE(what.find(std::to_string(taken)), std::string::npos) << what;
+  }
+  EXPECT_EQ(env.game().ToString(), before);
+}
+
+TEST(SelfPlayEnvTest, FixedOpponentRatioOneNeverAsksTheProvider) {
+  SelfPlayEnv env(DefaultGameRegistry().Make("TicTacToe"));
+  CountingProvider provider;
+  env.SetOpponentProvider(&provider);
+  env.SetParameter("fixed_opponent_ratio", 1.0);
+  env.SetParameter("fixed_opponent", 2.0);  // minimax
+  env.Reset(0);
+  EXPECT_EQ(env.fixed_opponent().Name(), "minimax");
+  for (int i = 0; i < 10; ++i) {
+    StepResult r;
+    do {
+      r = env.Step(Action::Discrete(env.game().LegalActions().front()));
+    } while (!r.Done());
+    // The lowest-cell player never beats perfect play.
+    EXPECT_LE(r.reward, 0.0);
+    env.Reset();
+  }
+  EXPECT_TRUE(provider.sides.empty());
+}
+
+TEST(PlayAgainstOpponentsTest, PlaysEachOpponentOnBothSidesEqually) {
+  SelfPlayEnv env(DefaultGameRegistry().Make("TicTacToe"));
+  env.Reset(4);
+  LowestLegalAgent agent(9);
+  const std::vector<OpponentRecord> records =
+      PlayAgainstOpponents(agent, env, {"random", "minimax"}, 40);
+  ASSERT_EQ(records.size(), 2u);
+  for (const OpponentRecord& r : records) {
+    SCOPED_TRACE(r.opponent);
+    EXPECT_EQ(r.Games(), 40);
+    EXPECT_EQ(r.wins[0] + r.draws[0] + r.losses[0], 20);
+    EXPECT_EQ(r.wins[1] + r.draws[1] + r.losses[1], 20);
+    EXPECT_EQ(r.results.size(), 40u);
+    EXPECT_NEAR(r.WinRate() + r.DrawRate() + r.LossRate(), 1.0, 1e-12);
+  }
+  EXPECT_EQ(records[1].wins[0] + records[1].wins[1], 0);  // Perfect play.
+  EXPECT_GT(records[0].wins[0] + records[0].wins[1], 0);
+}
+
+TEST(SelfPlayOptionsTest, InvalidOptionsNameTheField) {
+  auto refused = [](auto change, const std::string& field) {
+    SelfPlayOptions o;
+    change(o);
+    try {
+      o.Validate();
+      ADD_FAILURE() << field << " accepted";
+    } catch (const InvalidOption& e) {
+      EXPECT_EQ(e.field(), field);
+    }
+  };
+  refused([](SelfPlayOptions& o) { o.play_against_latest_ratio = 1.5; },
+          "play_against_latest_ratio");
+  refused([](SelfPlayOptions& o) { o.snapshot_interval = 0; },
+          "snapshot_interval");
+  refused([](SelfPlayOptions& o) { o.snapshot_window = 65; },
+          "snapshot_window");
+  refused([](SelfPlayOptions& o) { o.elo_k = 0; }, "elo_k");
+  refused([](SelfPlayOptions& o) { o.learner_side = "left"; }, "learner_side");
+  SelfPlayOptions o;
+  o.eval_opponents = "random,oracle";
+  EXPECT_THROW(o.EvalOpponents("TicTacToe"), InvalidOption);
+  o.eval_opponents = "";
+  EXPECT_EQ(o.EvalOpponents("TicTacToe"), DefaultEvalOpponents("TicTacToe"));
+  o.eval_opponents = "greedy,minimax:3";
+  EXPECT_EQ(o.EvalOpponents("ConnectFour"),
+            (std::vector<std::string>{"greedy", "minimax:3"}));
+}
+
+}  // namespace
+}  // namespace asyncrl
