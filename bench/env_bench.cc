@@ -1,9 +1,11 @@
 // Environment steps per second for every registered environment, with
-// uniformly random valid actions and resets at episode ends.
+// uniformly random valid actions (legal moves in two-player games, against
+// their default opponent, random) and resets at episode ends.
 #include <benchmark/benchmark.h>
 
 #include <vector>
 
+#include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/misc/rng.h"
 #include "bench_main.h"
@@ -19,7 +21,10 @@ void BM_EnvStep(benchmark::State& state, const std::string& name) {
   env->Reset(0);
   for (auto _ : state) {
     Action action;
-    if (space.IsDiscrete()) {
+    if (SelfPlayEnv* game = FindSelfPlayEnv(*env)) {
+      const std::vector<int64_t> legal = game->game().LegalActions();
+      action = Action::Discrete(legal[rng.Next() % legal.size()]);
+    } else if (space.IsDiscrete()) {
       action = Action::Discrete(static_cast<int64_t>(rng.Next() % space.n));
     } else {
       values[0] = static_cast<float>(rng.Uniform(space.low[0], space.high[0]));

@@ -321,6 +321,11 @@ Action A3C::Act(FloatView obs) {
   return actions_[0];
 }
 
+Action A3C::ActSampled(FloatView obs) {
+  ChooseActions(obs, 1, /*deterministic=*/false, /*record=*/false);
+  return actions_[0];
+}
+
 const std::vector<Action>& A3C::BatchActAndTrain(FloatView obs,
                                                  int64_t batch_size) {
   if (rollout_.steps == 0) {

@@ -118,13 +118,16 @@ class WindowStat {
   std::vector<double> values_;
 };
 
-class A3C : public BatchAgent, public LearningRateControl {
+class A3C : public BatchAgent,
+            public LearningRateControl,
+            public SampledActing {
  public:
   A3C(std::shared_ptr<ActorCriticModel> model, const Space& observation_space,
       const Space& action_space, const A3COptions& options);
 
   std::string Type() const override { return "a3c"; }
   Action Act(FloatView obs) override;
+  Action ActSampled(FloatView obs) override;
   Action ActAndTrain(FloatView obs, double reward) override;
   void StopEpisodeAndTrain(FloatView obs, double reward,
                            bool terminal) override;

@@ -115,6 +115,16 @@ class BatchAgent : public Agent {
                                     bool end_rollout) = 0;
 };
 
+// Agents that can sample an action whatever their evaluation setting
+// (A3COptions::act_deterministically): self-play opponents in training
+// sample, as a greedy opponent is beaten by one line of play.
+class SampledActing {
+ public:
+  virtual ~SampledActing() = default;
+  // As Agent::Act, drawing from the policy.
+  virtual Action ActSampled(FloatView obs) = 0;
+};
+
 // Agents whose learning rate a hook can schedule.
 class LearningRateControl {
  public:

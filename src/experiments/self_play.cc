@@ -209,8 +209,10 @@ void SnapshotPool::LoadFrom(const proto::Checkpoint& checkpoint) {
   block_.next_step.store(state.next_step());
 }
 
-AgentOpponent::AgentOpponent(std::string name, Agent* agent)
-    : name_(std::move(name)), agent_(agent) {}
+AgentOpponent::AgentOpponent(std::string name, Agent* agent, bool sample)
+    : name_(std::move(name)),
+      agent_(agent),
+      sampled_(sample ? dynamic_cast<SampledActing*>(agent) : nullptr) {}
 
 int64_t AgentOpponent::Choose(const Game& game, std::mt19937_64&) {
   const int64_t planes = game.ObservationSize();
@@ -220,14 +222,15 @@ int64_t AgentOpponent::Choose(const Game& game, std::mt19937_64&) {
   for (int64_t a = 0; a < n; ++a) {
     obs_[static_cast<size_t>(planes + a)] = game.IsLegal(a) ? 1.0f : 0.0f;
   }
+  const FloatView view{obs_.data(), static_cast<int64_t>(obs_.size())};
   const Action action =
-      agent_->Act(FloatView{obs_.data(), static_cast<int64_t>(obs_.size())});
+      sampled_ != nullptr ? sampled_->ActSampled(view) : agent_->Act(view);
   agent_->StopEpisode();  // Feed-forward or not: one decision at a time.
   return action.index;
 }
 
 SelfPlayProvider::SelfPlayProvider(
-    const SelfPlayOptions& options, SelfPlayBlock& block, Agent& learner,
+    const SelfPlayOptions& options, SelfPlayBlock& block,
     std::function<std::unique_ptr<Agent>()> make_agent,
     const float* shared_params, const std::atomic<int64_t>& global_step,
     uint64_t seed)
@@ -237,42 +240,45 @@ SelfPlayProvider::SelfPlayProvider(
       make_agent_(std::move(make_agent)),
       shared_params_(shared_params),
       global_step_(global_step),
-      rng_(seed),
-      latest_("latest", &learner) {}
+      rng_(seed) {}
 
 GameOpponent& SelfPlayProvider::BeginEpisode(int) {
   pool_.MaybeTake(shared_params_, global_step_.load());
+  if (!agent_) {
+    agent_ = make_agent_();
+    const SharedStateSizes sizes = agent_->SharedSizes();
+    ASYNCRL_CHECK_EQ(sizes.params, block_.params);
+    params_.resize(static_cast<size_t>(sizes.params));
+    optimizer_.resize(static_cast<size_t>(sizes.optimizer));
+    opponent_ = std::make_unique<AgentOpponent>("latest", agent_.get(),
+                                                /*sample=*/true);
+  }
   against_snapshot_ = false;
   const int64_t size = pool_.Size();
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  if (size == 0 || uniform(rng_) < options_.play_against_latest_ratio) {
-    ++latest_episodes_;
-    return latest_;
-  }
-  const int64_t index =
-      std::uniform_int_distribution<int64_t>(0, size - 1)(rng_);
-  if (!snapshot_agent_) {
-    snapshot_agent_ = make_agent_();
-    const SharedStateSizes sizes = snapshot_agent_->SharedSizes();
-    ASYNCRL_CHECK_EQ(sizes.params, block_.params);
-    snapshot_params_.resize(static_cast<size_t>(sizes.params));
-    snapshot_optimizer_.resize(static_cast<size_t>(sizes.optimizer));
-    snapshot_ =
-        std::make_unique<AgentOpponent>("snapshot", snapshot_agent_.get());
-  }
   int64_t number = 0;
-  if (!pool_.Read(index, snapshot_params_.data(), &snapshot_elo_, &number)) {
-    ++latest_episodes_;
-    return latest_;
+  if (size > 0 && uniform(rng_) >= options_.play_against_latest_ratio) {
+    const int64_t index =
+        std::uniform_int_distribution<int64_t>(0, size - 1)(rng_);
+    against_snapshot_ =
+        pool_.Read(index, params_.data(), &snapshot_elo_, &number);
   }
-  // Adopt the copy (the agent's own buffers, not the run's).
-  snapshot_agent_->BindShared(
-      {snapshot_params_.data(), snapshot_optimizer_.data(), nullptr},
-      /*initialize=*/false);
-  snapshot_->set_name("snapshot " + std::to_string(number));
-  against_snapshot_ = true;
-  ++snapshot_episodes_;
-  return *snapshot_;
+  if (!against_snapshot_) {
+    // The latest policy: the shared parameters as they are now (Hogwild:
+    // a copy taken while workers update them).
+    std::memcpy(params_.data(), shared_params_, params_.size() * sizeof(float));
+  }
+  // The agent adopts the copy (its own buffers, not the run's).
+  agent_->BindShared({params_.data(), optimizer_.data(), nullptr},
+                     /*initialize=*/false);
+  if (against_snapshot_) {
+    opponent_->set_name("snapshot " + std::to_string(number));
+    ++snapshot_episodes_;
+  } else {
+    opponent_->set_name("latest");
+    ++latest_episodes_;
+  }
+  return *opponent_;
 }
 
 void SelfPlayProvider::EndEpisode(double learner_result) {

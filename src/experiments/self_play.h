@@ -120,11 +120,12 @@ class SnapshotPool {
   SelfPlayBlock& block_;
 };
 
-// A network plays: Agent::Act on the observation of the player to move
-// (as SelfPlayEnv builds it for the learner).
+// A network plays: the agent's action for the observation of the player to
+// move (as SelfPlayEnv builds it for the learner), sampled when the agent
+// can (SampledActing) and `sample` is set, else Agent::Act.
 class AgentOpponent : public GameOpponent {
  public:
-  AgentOpponent(std::string name, Agent* agent);
+  AgentOpponent(std::string name, Agent* agent, bool sample);
   std::string Name() const override { return name_; }
   int64_t Choose(const Game& game, std::mt19937_64& rng) override;
   void set_name(std::string name) { name_ = std::move(name); }
@@ -132,19 +133,21 @@ class AgentOpponent : public GameOpponent {
  private:
   std::string name_;
   Agent* agent_;
+  SampledActing* sampled_;  // Null: Agent::Act.
   std::vector<float> obs_;
 };
 
-// One training environment's opponents: the worker's own agent (the
-// latest policy) or a snapshot loaded into an agent of its own. Takes the
-// snapshots that fall due at its episode starts. One per environment.
+// One training environment's opponents: an agent of its own (never the
+// learner's: its actions and scratch belong to the batch being stepped)
+// that plays, for one episode, a copy of the latest shared parameters or a
+// snapshot from the pool, sampling its actions. Takes the snapshots that
+// fall due at its episode starts. One per environment.
 class SelfPlayProvider : public OpponentProvider {
  public:
-  // `make_agent` builds the agent that plays snapshots (lazily, once);
+  // `make_agent` builds the opponent's agent (lazily, once);
   // `shared_params` is the run's shared parameter buffer; `global_step`
   // the run's counter.
   SelfPlayProvider(const SelfPlayOptions& options, SelfPlayBlock& block,
-                   Agent& learner,
                    std::function<std::unique_ptr<Agent>()> make_agent,
                    const float* shared_params,
                    const std::atomic<int64_t>& global_step, uint64_t seed);
@@ -164,11 +167,10 @@ class SelfPlayProvider : public OpponentProvider {
   const float* shared_params_;
   const std::atomic<int64_t>& global_step_;
   std::mt19937_64 rng_;
-  AgentOpponent latest_;
-  std::unique_ptr<Agent> snapshot_agent_;
-  std::unique_ptr<AgentOpponent> snapshot_;
-  std::vector<float> snapshot_params_;
-  std::vector<float> snapshot_optimizer_;  // BindShared wants one.
+  std::unique_ptr<Agent> agent_;
+  std::unique_ptr<AgentOpponent> opponent_;
+  std::vector<float> params_;     // The copy the opponent plays.
+  std::vector<float> optimizer_;  // BindShared wants one.
   bool against_snapshot_ = false;
   double snapshot_elo_ = 0;
   int64_t latest_episodes_ = 0;

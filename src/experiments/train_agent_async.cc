@@ -561,7 +561,7 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
         std::array<uint64_t, 1> seed{};
         seq.generate(seed.begin(), seed.end());
         providers.push_back(std::make_unique<SelfPlayProvider>(
-            options.self_play, control.self_play, *agent,
+            options.self_play, control.self_play,
             [&make_agent, idx] { return make_agent(idx); }, region.params(),
             control.global_step, seed[0]));
         game->SetLearnerSide(side);

@@ -182,8 +182,9 @@ TEST(GamesTrainTest, BadGameFlagsExitTwoInOneLine) {
            {"--env TicTacToe --learner-side left",
             "--learner-side=left is invalid; accepted: alternate, random, "
             "first, second"},
-           {"--env ConnectFour --env-param fixed_opponent=3",
-            "--env-param=fixed_opponent=3 is invalid"}}) {
+           {"--env ConnectFour --env-param minimax_opponent_ratio=3",
+            "--env-param=minimax_opponent_ratio=3 is invalid; accepted: "
+            "minimax_opponent_ratio=VALUE with VALUE in [0, 1]"}}) {
     SCOPED_TRACE(c.args);
     const ProcessRun r = TrainA3C("--outdir " + outdir.string() + " " + c.args);
     EXPECT_EQ(r.status, 2) << r.output;

@@ -25,6 +25,8 @@ class EnvConformanceTest : public ::testing::TestWithParam<std::string> {
     const Space& space = env.ActionSpace();
     if (SelfPlayEnv* game = FindSelfPlayEnv(env)) {
       const std::vector<int64_t> legal = game->game().LegalActions();
+      // A finished game has none: any action (Step refuses it anyway).
+      if (legal.empty()) return Action::Discrete(0);
       return Action::Discrete(legal[rng.Next() % legal.size()]);
     }
     if (space.IsDiscrete()) {

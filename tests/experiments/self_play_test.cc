@@ -203,7 +203,7 @@ class SelfPlayProviderTest : public ::testing::Test {
   std::unique_ptr<SelfPlayProvider> Make(double latest_ratio) {
     options_.play_against_latest_ratio = latest_ratio;
     return std::make_unique<SelfPlayProvider>(
-        options_, fixture_.block, learner_,
+        options_, fixture_.block,
         [this] {
           ++agents_made_;
           auto agent = std::make_unique<LowestLegalAgent>(9);
@@ -214,7 +214,6 @@ class SelfPlayProviderTest : public ::testing::Test {
   }
   SelfPlayOptions options_;
   PoolFixture fixture_;
-  LowestLegalAgent learner_{9};
   std::vector<float> shared_ = Filled(3.0f);
   std::atomic<int64_t> step_{0};
   int agents_made_ = 0;
@@ -224,9 +223,15 @@ class SelfPlayProviderTest : public ::testing::Test {
 TEST_F(SelfPlayProviderTest, PlaysTheLatestPolicyUntilThePoolHasASnapshot) {
   auto provider = Make(/*latest_ratio=*/0.0);
   EXPECT_EQ(provider->BeginEpisode(0).Name(), "latest");
+  // The opponent's own agent plays a copy of the shared parameters.
+  EXPECT_EQ(agents_made_, 1);
+  EXPECT_EQ(last_made_->bound_first(), 3.0f);
   provider->EndEpisode(1.0);
   EXPECT_EQ(fixture_.block.elo.load(), 1200.0);  // Not rated.
-  EXPECT_EQ(agents_made_, 0);
+  std::fill(shared_.begin(), shared_.end(), 5.0f);
+  provider->BeginEpisode(1);
+  EXPECT_EQ(last_made_->bound_first(), 5.0f);  // The latest, each episode.
+  EXPECT_EQ(agents_made_, 1);
 }
 
 TEST_F(SelfPlayProviderTest, TakesDueSnapshotsAndRatesGamesAgainstThem) {
@@ -240,7 +245,7 @@ TEST_F(SelfPlayProviderTest, TakesDueSnapshotsAndRatesGamesAgainstThem) {
   EXPECT_DOUBLE_EQ(fixture_.block.elo.load(), 1208.0);
   EXPECT_EQ(fixture_.block.rated_games.load(), 1);
   // The snapshot plays with the copied parameters, not the shared ones.
-  shared_ = Filled(4.0f);
+  std::fill(shared_.begin(), shared_.end(), 4.0f);
   auto& again = provider->BeginEpisode(1);
   EXPECT_EQ(again.Name(), "snapshot 1");
   auto tictactoe = DefaultGameRegistry().Make("TicTacToe");
@@ -344,14 +349,12 @@ TEST(SelfPlayEnvTest, IllegalMovesThrowAndLeaveTheGameAsItWas) {
   EXPECT_EQ(env.game().ToString(), before);
 }
 
-TEST(SelfPlayEnvTest, FixedOpponentRatioOneNeverAsksTheProvider) {
+TEST(SelfPlayEnvTest, AnOpponentMixOfOneNeverAsksTheProvider) {
   SelfPlayEnv env(DefaultGameRegistry().Make("TicTacToe"));
   CountingProvider provider;
   env.SetOpponentProvider(&provider);
-  env.SetParameter("fixed_opponent_ratio", 1.0);
-  env.SetParameter("fixed_opponent", 2.0);  // minimax
+  env.SetParameter("minimax_opponent_ratio", 1.0);
   env.Reset(0);
-  EXPECT_EQ(env.fixed_opponent().Name(), "minimax");
   for (int i = 0; i < 10; ++i) {
     StepResult r;
     do {

@@ -8,8 +8,8 @@
 namespace asyncrl {
 namespace {
 
-// The fixed opponents parameter fixed_opponent selects, by index.
-const char* const kFixedKinds[] = {"random", "greedy", "minimax"};
+// The opponent mix's fixed opponents, in the order of their parameters.
+const char* const kMixOpponents[] = {"random", "greedy", "minimax"};
 
 }  // namespace
 
@@ -33,20 +33,22 @@ SelfPlayEnv::SelfPlayEnv(std::unique_ptr<Game> game,
   action_space_ = Space::Discrete(n);
   fixed_ = MakeFixedOpponent(fixed_opponent, game_->Name());
   obs_.assign(static_cast<size_t>(planes + n), 0.0f);
-  DeclareParameter("fixed_opponent_ratio", 0.0, 1.0,
-                   "share of training episodes played against the fixed "
-                   "opponent instead of self-play (the opponent mix)",
-                   &fixed_opponent_ratio_);
-  DeclareParameter("fixed_opponent", 0.0, 2.0,
-                   "the fixed opponent of training episodes: 0 random, "
-                   "1 greedy, 2 minimax",
-                   &fixed_opponent_kind_, /*integer=*/true);
+  for (int i = 0; i < 3; ++i) {
+    DeclareParameter(std::string(kMixOpponents[i]) + "_opponent_ratio", 0.0,
+                     1.0,
+                     std::string("share of training episodes against the "
+                                 "fixed opponent ") +
+                         kMixOpponents[i] +
+                         " instead of self-play (the "
+                         "opponent mix)",
+                     &mix_ratio_[i]);
+  }
 }
 
 void SelfPlayEnv::SetFixedOpponent(std::unique_ptr<GameOpponent> opponent) {
   if (!opponent) throw std::invalid_argument("SetFixedOpponent: null");
   fixed_ = std::move(opponent);
-  applied_kind_ = fixed_opponent_kind_;  // An explicit choice wins.
+  fixed_chosen_ = true;
 }
 
 FloatView SelfPlayEnv::DoReset(std::optional<uint64_t> seed) {
@@ -54,12 +56,6 @@ FloatView SelfPlayEnv::DoReset(std::optional<uint64_t> seed) {
     // A seed repeats the episodes from here: sides start over too.
     rng_.seed(*seed);
     learner_side_ = 1;
-  }
-  if (fixed_opponent_kind_ != applied_kind_) {
-    // A changed parameter (--env-param, a curriculum) takes effect here.
-    fixed_ = MakeFixedOpponent(
-        kFixedKinds[static_cast<int>(fixed_opponent_kind_)], game_->Name());
-    applied_kind_ = fixed_opponent_kind_;
   }
   switch (side_policy_) {
     case LearnerSide::kAlternate:
@@ -77,16 +73,23 @@ FloatView SelfPlayEnv::DoReset(std::optional<uint64_t> seed) {
   }
   game_->Reset();
   provider_episode_ = false;
-  opponent_ = fixed_.get();
-  if (provider_ != nullptr) {
-    const bool fixed = fixed_opponent_ratio_ > 0 &&
-                       std::uniform_real_distribution<double>(0.0, 1.0)(rng_) <
-                           fixed_opponent_ratio_;
-    if (!fixed) {
-      opponent_ = &provider_->BeginEpisode(learner_side_);
-      provider_episode_ = true;
+  opponent_ = nullptr;
+  if (!fixed_chosen_ && mix_ratio_[0] + mix_ratio_[1] + mix_ratio_[2] > 0) {
+    // No draw without a mix: seeded episodes stay as they were.
+    double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
+    for (int i = 0; i < 3 && opponent_ == nullptr; ++i) {
+      if (u < mix_ratio_[i]) {
+        if (!mix_[i]) mix_[i] = MakeFixedOpponent(kMixOpponents[i], Name());
+        opponent_ = mix_[i].get();
+      }
+      u -= mix_ratio_[i];
     }
   }
+  if (opponent_ == nullptr && provider_ != nullptr && !fixed_chosen_) {
+    opponent_ = &provider_->BeginEpisode(learner_side_);
+    provider_episode_ = true;
+  }
+  if (opponent_ == nullptr) opponent_ = fixed_.get();
   if (learner_side_ == 1) OpponentMoves();
   return Observe();
 }

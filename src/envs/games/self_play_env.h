@@ -46,8 +46,12 @@ LearnerSide ParseLearnerSide(const std::string& text);
 class SelfPlayEnv : public Env {
  public:
   // The fixed opponent `fixed_opponent` (a MakeFixedOpponent spec) plays
-  // when there is no provider, and in the share of training episodes that
-  // the parameter fixed_opponent_ratio asks for.
+  // the episodes that neither the opponent mix nor a provider takes.
+  // The opponent mix (parameters random_opponent_ratio,
+  // greedy_opponent_ratio, minimax_opponent_ratio; 0 by default): the
+  // share of episodes each fixed opponent plays, drawn per episode (shares
+  // summing past 1 are taken in that order until 1). It does not apply
+  // once SetFixedOpponent chose the opponent (evaluation).
   explicit SelfPlayEnv(std::unique_ptr<Game> game,
                        const std::string& fixed_opponent = "random");
 
@@ -57,7 +61,8 @@ class SelfPlayEnv : public Env {
 
   // The provider of training opponents (not owned; null: the fixed one).
   void SetOpponentProvider(OpponentProvider* provider) { provider_ = provider; }
-  // Replaces the fixed opponent (evaluation against a named opponent).
+  // Replaces the fixed opponent for every episode from the next Reset
+  // (evaluation against a named opponent; the opponent mix is off).
   void SetFixedOpponent(std::unique_ptr<GameOpponent> opponent);
   const GameOpponent& fixed_opponent() const { return *fixed_; }
   void SetLearnerSide(LearnerSide side) { side_policy_ = side; }
@@ -81,6 +86,9 @@ class SelfPlayEnv : public Env {
   Space observation_space_;
   Space action_space_;
   std::unique_ptr<GameOpponent> fixed_;
+  bool fixed_chosen_ = false;  // SetFixedOpponent was called.
+  // The opponent mix's players: random, greedy, minimax (made on first use).
+  std::unique_ptr<GameOpponent> mix_[3];
   GameOpponent* opponent_ = nullptr;  // This episode's.
   OpponentProvider* provider_ = nullptr;
   bool provider_episode_ = false;
@@ -88,12 +96,9 @@ class SelfPlayEnv : public Env {
   int learner_side_ = 1;  // Alternate: the next episode flips it to 0.
   std::mt19937_64 rng_{0};
   std::vector<float> obs_;
-  // Parameters (Env::DeclareParameter): the share of training episodes
-  // against the fixed opponent, and which one (0 random, 1 greedy, 2
-  // minimax); applied at Reset.
-  double fixed_opponent_ratio_ = 0.0;
-  double fixed_opponent_kind_ = 0.0;
-  double applied_kind_ = -1.0;
+  // Parameters (Env::DeclareParameter), applied at Reset: the opponent
+  // mix's shares, in the order random, greedy, minimax.
+  double mix_ratio_[3] = {0.0, 0.0, 0.0};
 };
 
 // The SelfPlayEnv inside `env` (through wrappers), or null.
