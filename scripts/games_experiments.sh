@@ -42,12 +42,19 @@ curve() {  # curve RUN_FOLDER
     "$1/scores.txt"
 }
 
-# An SVG of columns matching REGEX against the step, y in [LO, HI].
+# An SVG of columns matching REGEX against the step, y in [LO, HI] (both
+# "auto": the columns' own range).
 plot() {  # plot TSV REGEX LO HI TITLE > SVG
   awk -F'\t' -v re="$2" -v lo="$3" -v hi="$4" -v title="$5" '
     NR == 1 { for (i = 3; i <= NF; ++i) if ($i ~ re) { col[++n] = i; name[n] = $i }; next }
-    { ++rows; x[rows] = $1; for (j = 1; j <= n; ++j) y[j, rows] = $col[j]; if ($1 > xmax) xmax = $1 }
+    { ++rows; x[rows] = $1; if ($1 > xmax) xmax = $1
+      for (j = 1; j <= n; ++j) {
+        y[j, rows] = $col[j]
+        if (ymin == "" || $col[j] < ymin) ymin = $col[j]
+        if (ymax == "" || $col[j] > ymax) ymax = $col[j]
+      } }
     END {
+      if (lo == "auto") { lo = ymin; hi = (ymax > ymin ? ymax : ymin + 1) }
       W = 640; H = 360; L = 60; R = 160; T = 30; B = 40
       printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H
       printf "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"18\">%s</text>\n", L, title
@@ -90,7 +97,7 @@ for game in $games; do
         grep -E '^(win|draw|loss)_|^elo$' | sed 's/^/\t/' | tr -d '\n'; echo; } > "$tsv"
     curve "$run" | tail -n +2 >> "$tsv"
     plot "$tsv" '^win_' 0 1 "$game, $setting: win rate per opponent" > "$docs/$game-$setting-win.svg"
-    plot "$tsv" '^elo$' 1000 5000 "$game, $setting: ELO of the learner" > "$docs/$game-$setting-elo.svg"
+    plot "$tsv" '^elo$' auto auto "$game, $setting: ELO of the learner against its snapshots" > "$docs/$game-$setting-elo.svg"
     final="$docs/$game-$setting-final.txt"
     {
       printf "%s, %s: %s steps in %.0f s (seed %s); %s\n" "$game" "$setting" "$steps" \
