@@ -128,6 +128,7 @@ class A3C : public BatchAgent,
   std::string Type() const override { return "a3c"; }
   Action Act(FloatView obs) override;
   Action ActSampled(FloatView obs) override;
+  void SeedSampling(uint64_t seed) override { rng_.seed(seed); }
   Action ActAndTrain(FloatView obs, double reward) override;
   void StopEpisodeAndTrain(FloatView obs, double reward,
                            bool terminal) override;

@@ -123,6 +123,9 @@ class SampledActing {
   virtual ~SampledActing() = default;
   // As Agent::Act, drawing from the policy.
   virtual Action ActSampled(FloatView obs) = 0;
+  // Reseeds the generator the draws come from (agents made with the same
+  // seed, such as a worker's opponents, must not draw alike).
+  virtual void SeedSampling(uint64_t seed) = 0;
 };
 
 // Agents whose learning rate a hook can schedule.

@@ -1,5 +1,7 @@
 #include "asyncrl/experiments/self_play.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -7,21 +9,24 @@
 #include <stdexcept>
 
 #include "asyncrl/misc/check.h"
+#include "asyncrl/misc/logging.h"
 #include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
 namespace {
 
-// How often a reader retries a slot that is being rewritten before it
-// gives up (the caller then plays the latest policy instead).
-constexpr int kReadTries = 8;
+// How often a checkpoint's save retries a slot being rewritten (yielding
+// between tries; a copy takes microseconds).
+constexpr int kSaveTries = 100000;
 
 std::vector<std::string> SplitCommas(const std::string& text) {
   std::vector<std::string> parts;
   std::stringstream in(text);
   std::string part;
   while (std::getline(in, part, ',')) {
-    if (!part.empty()) parts.push_back(part);
+    const size_t first = part.find_first_not_of(' ');
+    if (first == std::string::npos) continue;
+    parts.push_back(part.substr(first, part.find_last_not_of(' ') + 1 - first));
   }
   return parts;
 }
@@ -103,7 +108,7 @@ double EloUpdate(double learner, double opponent, double learner_result,
 }
 
 int64_t SnapshotPool::Size() const {
-  return std::min<int64_t>(block_.taken.load(), block_.window);
+  return std::min<int64_t>(block_.filled.load(), block_.window);
 }
 
 bool SnapshotPool::MaybeTake(const float* params, int64_t step) {
@@ -112,40 +117,51 @@ bool SnapshotPool::MaybeTake(const float* params, int64_t step) {
     // Claim this due step: the next one is the first multiple past `step`.
     const int64_t next = (step / block_.interval + 1) * block_.interval;
     if (block_.next_step.compare_exchange_weak(due, next)) {
-      Take(params, step, block_.elo.load());
-      return true;
+      return Take(params, step, block_.elo.load());
     }
   }
   return false;
 }
 
-void SnapshotPool::Take(const float* params, int64_t step, double elo) {
+bool SnapshotPool::Take(const float* params, int64_t step, double elo) {
+  return Store(params, step, elo, block_.taken.fetch_add(1) + 1);
+}
+
+bool SnapshotPool::Store(const float* params, int64_t step, double elo,
+                         int64_t number) {
   ASYNCRL_CHECK(block_.pool != nullptr && block_.window > 0);
-  const int64_t number = block_.taken.load() + 1;
-  SelfPlayBlock::Slot& slot = block_.slots[(number - 1) % block_.window];
+  const int64_t position = block_.positions.fetch_add(1);
+  const int64_t index = position % block_.window;
+  SelfPlayBlock::Slot& slot = block_.slots[index];
   int64_t seq = slot.sequence.load();
-  // Another writer on this slot (a whole window of snapshots taken while
-  // this one copies): let it finish; the newer copy wins.
+  // The slot's previous writer (a whole window of snapshots ago) is still
+  // copying: leave it the slot rather than tear both.
   if ((seq & 1) != 0 || !slot.sequence.compare_exchange_strong(seq, seq + 1)) {
-    return;
+    return false;
   }
-  std::memcpy(block_.pool + ((number - 1) % block_.window) * block_.params,
-              params, static_cast<size_t>(block_.params) * sizeof(float));
+  std::memcpy(block_.pool + index * block_.params, params,
+              static_cast<size_t>(block_.params) * sizeof(float));
   slot.step.store(step);
   slot.number.store(number);
   slot.elo.store(elo);
   slot.sequence.store(seq + 2, std::memory_order_release);
   // Counted after the copy: a reader never picks a slot still empty.
-  block_.taken.store(std::max(block_.taken.load(), number));
+  int64_t filled = block_.filled.load();
+  while (filled < position + 1 &&
+         !block_.filled.compare_exchange_weak(filled, position + 1)) {
+  }
+  return true;
 }
 
-bool SnapshotPool::Read(int64_t index, float* out, double* elo,
-                        int64_t* number) const {
-  ASYNCRL_CHECK(index >= 0 && index < Size());
+bool SnapshotPool::Read(int64_t index, float* out, double* elo, int64_t* number,
+                        int tries) const {
+  ASYNCRL_CHECK(index >= 0 && index < block_.window);
   const SelfPlayBlock::Slot& slot = block_.slots[index];
-  for (int attempt = 0; attempt < kReadTries; ++attempt) {
+  for (int attempt = 0; attempt < tries; ++attempt) {
+    if (attempt > 0) sched_yield();
     const int64_t before = slot.sequence.load(std::memory_order_acquire);
     if ((before & 1) != 0) continue;
+    if (before == 0) return false;  // Never written.
     std::memcpy(out, block_.pool + index * block_.params,
                 static_cast<size_t>(block_.params) * sizeof(float));
     *elo = slot.elo.load();
@@ -172,9 +188,17 @@ void SnapshotPool::SaveTo(proto::Checkpoint* checkpoint) const {
   for (const auto& [number, index] : order) {
     double elo = 0;
     int64_t read_number = 0;
-    // The parent saves while workers may take snapshots: a torn slot is
-    // retried; one rewritten throughout is left out.
-    if (!Read(index, copy.data(), &elo, &read_number)) continue;
+    // The parent saves while workers may take snapshots: a slot being
+    // rewritten is waited for (a copy takes microseconds).
+    if (!Read(index, copy.data(), &elo, &read_number, kSaveTries)) {
+      if (block_.slots[index].sequence.load() != 0) {
+        Log(LogLevel::kWarning,
+            "self-play pool: slot " + std::to_string(index) +
+                " was being rewritten throughout the save; the checkpoint "
+                "leaves it out");
+      }
+      continue;
+    }
     proto::PoolSnapshot* s = state->add_pool();
     s->set_number(read_number);
     s->set_step(block_.slots[index].step.load());
@@ -190,9 +214,7 @@ void SnapshotPool::SaveTo(proto::Checkpoint* checkpoint) const {
 void SnapshotPool::LoadFrom(const proto::Checkpoint& checkpoint) {
   if (!checkpoint.has_self_play()) return;  // Not a game's checkpoint.
   const proto::SelfPlayState& state = checkpoint.self_play();
-  block_.elo.store(state.elo());
-  block_.rated_games.store(state.rated_games());
-  block_.taken.store(0);
+  int64_t previous = 0;
   for (const proto::PoolSnapshot& s : state.pool()) {
     const std::string& data = s.parameters().data();
     if (data.size() != static_cast<size_t>(block_.params) * sizeof(float)) {
@@ -201,9 +223,26 @@ void SnapshotPool::LoadFrom(const proto::Checkpoint& checkpoint) {
           std::to_string(data.size() / sizeof(float)) +
           " parameters; the agent has " + std::to_string(block_.params));
     }
-    // The newest `window` snapshots, renumbered in place as they were.
-    block_.taken.store(s.number() - 1);
-    Take(reinterpret_cast<const float*>(data.data()), s.step(), s.elo());
+    if (s.number() <= previous || s.number() > state.taken()) {
+      throw std::runtime_error("self-play pool: snapshot number " +
+                               std::to_string(s.number()) + " after " +
+                               std::to_string(previous) +
+                               "; accepted: increasing numbers in 1.." +
+                               std::to_string(state.taken()));
+    }
+    previous = s.number();
+  }
+  block_.elo.store(state.elo());
+  block_.rated_games.store(state.rated_games());
+  block_.positions.store(0);
+  block_.filled.store(0);
+  // The newest `window` of them (a run resumed with a smaller window).
+  const int64_t count = state.pool_size();
+  for (int64_t i = std::max<int64_t>(0, count - block_.window); i < count;
+       ++i) {
+    const proto::PoolSnapshot& s = state.pool(static_cast<int>(i));
+    Store(reinterpret_cast<const float*>(s.parameters().data().data()),
+          s.step(), s.elo(), s.number());
   }
   block_.taken.store(state.taken());
   block_.next_step.store(state.next_step());
@@ -250,6 +289,11 @@ GameOpponent& SelfPlayProvider::BeginEpisode(int) {
     ASYNCRL_CHECK_EQ(sizes.params, block_.params);
     params_.resize(static_cast<size_t>(sizes.params));
     optimizer_.resize(static_cast<size_t>(sizes.optimizer));
+    // Its own draws: the agent was made with the worker's seed, as the
+    // learner and the other environments' opponents were.
+    if (auto* sampled = dynamic_cast<SampledActing*>(agent_.get())) {
+      sampled->SeedSampling(rng_());
+    }
     opponent_ = std::make_unique<AgentOpponent>("latest", agent_.get(),
                                                 /*sample=*/true);
   }

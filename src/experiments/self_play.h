@@ -82,7 +82,9 @@ struct SelfPlayBlock {
   };
   std::atomic<int32_t> enabled{0};
   std::atomic<double> elo{1200.0};
-  std::atomic<int64_t> taken{0};        // Snapshots taken so far.
+  std::atomic<int64_t> taken{0};        // Snapshot numbers claimed.
+  std::atomic<int64_t> positions{0};    // Slot positions claimed.
+  std::atomic<int64_t> filled{0};       // Positions whose copy is done.
   std::atomic<int64_t> next_step{0};    // The next snapshot is due here.
   std::atomic<int64_t> rated_games{0};  // Games against snapshots.
   Slot slots[SelfPlayOptions::kMaxWindow];
@@ -97,26 +99,35 @@ class SnapshotPool {
  public:
   explicit SnapshotPool(SelfPlayBlock& block) : block_(block) {}
 
-  // Snapshots held: min(taken, window).
+  // Slots filled: min(copies done, window).
   int64_t Size() const;
   // If `step` reached the next due step and this caller wins the claim,
   // copies `params` into the oldest slot (rated with the learner's ELO now)
   // and returns true. Lock-free; concurrent callers copy at most once per
   // due step.
   bool MaybeTake(const float* params, int64_t step);
-  // Copies `params` into the next slot unconditionally (the run's first
-  // snapshot, restore).
-  void Take(const float* params, int64_t step, double elo);
-  // Copies slot `index` (0 <= index < Size()) into `out` and its rating
-  // into *elo; false if it was being rewritten throughout a few tries.
-  bool Read(int64_t index, float* out, double* elo, int64_t* number) const;
+  // Claims the next snapshot number and slot and copies `params` there
+  // (the run's first snapshot). Concurrent callers get distinct numbers
+  // and slots; false (nothing copied) only if the slot's previous writer,
+  // a whole window of snapshots earlier, is still copying.
+  bool Take(const float* params, int64_t step, double elo);
+  // Copies slot `index` (0 <= index < Size()) into `out`, its rating into
+  // *elo and its number into *number; false if the slot is empty or was
+  // being rewritten throughout `tries` attempts (yielding between them).
+  bool Read(int64_t index, float* out, double* elo, int64_t* number,
+            int tries = 8) const;
 
+  // Every filled slot, oldest first (a slot being rewritten is waited for,
+  // up to about a second; one that stays busy is left out with a warning).
   void SaveTo(proto::Checkpoint* checkpoint) const;
-  // Restores pool, ratings and schedule; throws std::runtime_error naming
-  // the checkpoint's parameter count when it does not match.
+  // Restores pool (its newest `window` snapshots, into slots 0, 1, ...),
+  // ratings and schedule; throws std::runtime_error naming what is wrong
+  // when a snapshot's size does not match the agent's or the numbers are
+  // not increasing within 1..taken.
   void LoadFrom(const proto::Checkpoint& checkpoint);
 
  private:
+  bool Store(const float* params, int64_t step, double elo, int64_t number);
   SelfPlayBlock& block_;
 };
 
@@ -192,8 +203,10 @@ struct OpponentRecord {
 };
 
 // Plays `games` games (sides alternating, the learner first in the first)
-// of `agent` (Agent::Act) against each opponent on `env`'s game; the env's
-// fixed opponent and side policy are restored afterwards.
+// of `agent` (Agent::Act) against each opponent on `env`'s game. Leaves
+// `env` playing the last opponent with sides alternating, its provider
+// and opponent mix off (SetFixedOpponent): meant for evaluation
+// environments, not training ones.
 std::vector<OpponentRecord> PlayAgainstOpponents(
     Agent& agent, SelfPlayEnv& env, const std::vector<std::string>& opponents,
     int64_t games);

@@ -43,7 +43,7 @@ TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
       "--outdir " + dir.str() +
       " --env TicTacToe --processes 2 --steps 12000 --eval-interval 6000"
       " --eval-n-runs 10 --snapshot-interval 1000 --snapshot-window 4"
-      " --checkpoint-interval 6000 --play-against-latest-ratio 0.5");
+      " --checkpoint-interval 6500 --play-against-latest-ratio 0.5");
   ASSERT_EQ(first.status, 0) << first.output;
   const fs::path run = RunFolder(first);
   const auto scores = ReadLines(run / "scores.txt");
@@ -73,11 +73,11 @@ TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
                 1e-9);
     EXPECT_LE(std::stod(cells[minimax]), 0.0);  // Nobody beats minimax.
   }
-  const proto::Checkpoint at6000 =
-      LoadCheckpointDir((run / "6000_checkpoint").string());
-  ASSERT_TRUE(at6000.has_self_play());
-  const auto& pool = at6000.self_play();
-  EXPECT_EQ(pool.pool_size(), 4);  // The window is full by step 6000.
+  const proto::Checkpoint at6500 =
+      LoadCheckpointDir((run / "6500_checkpoint").string());
+  ASSERT_TRUE(at6500.has_self_play());
+  const auto& pool = at6500.self_play();
+  EXPECT_EQ(pool.pool_size(), 4);  // The window is full by step 6500.
   EXPECT_GE(pool.taken(), 6);
   EXPECT_GT(pool.rated_games(), 0);
   EXPECT_NE(pool.elo(), 1200.0);
@@ -100,15 +100,16 @@ TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
     EXPECT_EQ(tags.count(tag), 1u) << tag;
   }
 
-  // Resumed from 6000 to 6500 (no snapshot due before 7000): the pool is
-  // the checkpoint's, snapshot for snapshot, and the ELO and the count of
-  // rated games go on from the checkpoint's.
+  // Resumed from 6500 to 6900 (the checkpoint's step is not a snapshot
+  // step, and none is due before 7000): the pool is the checkpoint's,
+  // snapshot for snapshot, and the ELO and the count of rated games go on
+  // from the checkpoint's.
   const ProcessRun second =
-      TrainA3C("--resume " + (run / "6000_checkpoint").string() +
-               " --steps 6500 --quiet");
+      TrainA3C("--resume " + (run / "6500_checkpoint").string() +
+               " --steps 6900 --quiet");
   ASSERT_EQ(second.status, 0) << second.output;
   const proto::Checkpoint resumed =
-      LoadCheckpointDir((run / "6500_finish").string());
+      LoadCheckpointDir((run / "6900_finish").string());
   const auto& after = resumed.self_play();
   EXPECT_EQ(after.taken(), pool.taken());
   ASSERT_EQ(after.pool_size(), pool.pool_size());

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -154,6 +155,35 @@ TEST(SnapshotPoolTest, ReadersNeverSeeATornSnapshot) {
   EXPECT_GT(accepted, 0);
 }
 
+TEST(SnapshotPoolTest, ConcurrentTakersGetDistinctNumbersAndSlots) {
+  constexpr int kEach = 500;
+  PoolFixture f(SelfPlayOptions::kMaxWindow);
+  SnapshotPool pool(f.block);
+  std::atomic<int> copied{0};
+  auto taker = [&](float value) {
+    for (int i = 0; i < kEach; ++i) {
+      if (pool.Take(Filled(value).data(), i, 1200)) copied.fetch_add(1);
+    }
+  };
+  std::thread a(taker, 1.0f);
+  std::thread b(taker, 2.0f);
+  a.join();
+  b.join();
+  EXPECT_EQ(f.block.taken.load(), 2 * kEach);
+  EXPECT_EQ(pool.Size(), SelfPlayOptions::kMaxWindow);
+  // Every slot holds one whole snapshot, and no number twice.
+  std::set<int64_t> numbers;
+  for (int64_t s = 0; s < pool.Size(); ++s) {
+    std::vector<float> out(4);
+    double elo = 0;
+    int64_t number = 0;
+    ASSERT_TRUE(pool.Read(s, out.data(), &elo, &number));
+    EXPECT_TRUE(out == Filled(1.0f) || out == Filled(2.0f));
+    EXPECT_TRUE(numbers.insert(number).second) << number;
+  }
+  EXPECT_GE(copied.load(), 2 * kEach - 2 * SelfPlayOptions::kMaxWindow);
+}
+
 TEST(SnapshotPoolTest, CheckpointRestoresPoolRatingsAndSchedule) {
   PoolFixture a(3);
   SnapshotPool pool(a.block);
@@ -175,15 +205,45 @@ TEST(SnapshotPoolTest, CheckpointRestoresPoolRatingsAndSchedule) {
   EXPECT_EQ(b.block.taken.load(), 4);
   EXPECT_EQ(b.block.next_step.load(), 700);
   EXPECT_EQ(b.block.rated_games.load(), 42);
-  EXPECT_EQ(b.floats, a.floats);  // Same snapshots in the same slots.
+  // The same snapshots (content, step, rating), oldest in slot 0.
+  EXPECT_EQ(restored.Size(), 3);
   for (int s = 0; s < 3; ++s) {
-    EXPECT_EQ(b.block.slots[s].number.load(), a.block.slots[s].number.load());
-    EXPECT_EQ(b.block.slots[s].elo.load(), a.block.slots[s].elo.load());
-    EXPECT_EQ(b.block.slots[s].step.load(), a.block.slots[s].step.load());
+    std::vector<float> out(4);
+    double elo = 0;
+    int64_t number = 0;
+    ASSERT_TRUE(restored.Read(s, out.data(), &elo, &number));
+    EXPECT_EQ(number, s + 2);
+    EXPECT_EQ(out, Filled(static_cast<float>(number)));
+    EXPECT_EQ(elo, 1100 + number);
+    EXPECT_EQ(b.block.slots[s].step.load(), number * 10);
   }
-  // The next snapshot replaces the oldest (number 2), as it would have.
-  restored.Take(Filled(5).data(), 50, 1105);
-  EXPECT_EQ(b.block.slots[1].number.load(), 5);
+  // The next snapshot is number 5 and replaces the oldest (number 2).
+  EXPECT_TRUE(restored.Take(Filled(5).data(), 50, 1105));
+  EXPECT_EQ(b.block.slots[0].number.load(), 5);
+
+  // Into a larger window: the slots beyond the restored ones stay empty
+  // and are never read as snapshots.
+  PoolFixture larger(5);
+  SnapshotPool wide(larger.block);
+  wide.LoadFrom(checkpoint);
+  EXPECT_EQ(wide.Size(), 3);
+  std::vector<float> out(4);
+  double elo = 0;
+  int64_t number = 0;
+  EXPECT_FALSE(wide.Read(4, out.data(), &elo, &number));
+  // Into a smaller one: the newest snapshots.
+  PoolFixture smaller(2);
+  SnapshotPool narrow(smaller.block);
+  narrow.LoadFrom(checkpoint);
+  EXPECT_EQ(narrow.Size(), 2);
+  ASSERT_TRUE(narrow.Read(0, out.data(), &elo, &number));
+  EXPECT_EQ(number, 3);
+
+  // Numbers out of order (a damaged checkpoint) are refused.
+  proto::Checkpoint shuffled = checkpoint;
+  shuffled.mutable_self_play()->mutable_pool()->SwapElements(0, 1);
+  PoolFixture c(3);
+  EXPECT_THROW(SnapshotPool(c.block).LoadFrom(shuffled), std::runtime_error);
 
   PoolFixture wrong(3, /*params=*/5);
   try {
