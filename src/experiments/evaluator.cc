@@ -140,6 +140,9 @@ std::optional<EvalStats> AsyncEvaluator::MaybeEvaluate(int64_t t, Agent& agent,
     }
   }
   ScopedTimer timer("evaluation");
+  // The lessons of step t, read now: another worker may advance one while
+  // this evaluation plays.
+  const std::string lessons = Lessons();
   std::vector<double> returns;
   // Two-player games: the learner's results against each fixed opponent
   // (experiments/self_play.h); the statistics are those of the last.
@@ -166,7 +169,7 @@ std::optional<EvalStats> AsyncEvaluator::MaybeEvaluate(int64_t t, Agent& agent,
                             options_.eval_n_episodes, options_.max_episode_len);
   }
   const EvalStats stats = Summarize(returns);
-  Record(t, stats, agent, game_columns);
+  Record(t, stats, agent, lessons, game_columns);
   if (metrics_ != nullptr) {
     metrics_->Send("eval/mean", t, stats.mean);
     metrics_->Send("eval/median", t, stats.median);
@@ -177,8 +180,22 @@ std::optional<EvalStats> AsyncEvaluator::MaybeEvaluate(int64_t t, Agent& agent,
   return stats;
 }
 
+std::string AsyncEvaluator::Lessons() const {
+  if (!options_.curriculum || !options_.curriculum->HasLessons()) return "";
+  // "force=2/3;goal_position=1/2".
+  std::string lessons;
+  const auto& params = options_.curriculum->parameters;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!params[i].HasCurriculum()) continue;
+    lessons += (lessons.empty() ? "" : ";") + params[i].parameter + "=" +
+               std::to_string(control_.curriculum.lesson[i].load() + 1) + "/" +
+               std::to_string(params[i].lessons.size());
+  }
+  return lessons;
+}
+
 void AsyncEvaluator::Record(int64_t t, const EvalStats& stats,
-                            const Agent& agent,
+                            const Agent& agent, const std::string& lessons,
                             const std::vector<double>& game_columns) {
   const double elapsed = control_.ElapsedSeconds();
   boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
@@ -189,15 +206,6 @@ void AsyncEvaluator::Record(int64_t t, const EvalStats& stats,
       "\t" + Num(stats.stdev) + "\t" + Num(stats.max) + "\t" + Num(stats.min);
   for (const auto& s : agent.Statistics()) row += "\t" + Num(s.value);
   if (options_.curriculum && options_.curriculum->HasLessons()) {
-    // The lessons at this evaluation: "force=2/3;goal_position=1/2".
-    std::string lessons;
-    const auto& params = options_.curriculum->parameters;
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (!params[i].HasCurriculum()) continue;
-      lessons += (lessons.empty() ? "" : ";") + params[i].parameter + "=" +
-                 std::to_string(control_.curriculum.lesson[i].load() + 1) +
-                 "/" + std::to_string(params[i].lessons.size());
-    }
     row += "\t" + lessons;
   }
   for (double value : game_columns) row += "\t" + Num(value);

@@ -60,9 +60,14 @@ class AsyncEvaluator {
   std::optional<EvalStats> MaybeEvaluate(int64_t t, Agent& agent, Env& env);
 
  private:
-  // `game_columns`: a two-player game's win/draw/loss rates per opponent
-  // and the ELO, after the other columns.
+  // The curriculum's lessons now, as scores.txt's lessons column writes
+  // them ("" without lessons).
+  std::string Lessons() const;
+  // `lessons`: the lessons when the evaluation began; `game_columns`: a
+  // two-player game's win/draw/loss rates per opponent and the ELO, after
+  // the other columns.
   void Record(int64_t t, const EvalStats& stats, const Agent& agent,
+              const std::string& lessons,
               const std::vector<double>& game_columns);
 
   const TrainOptions& options_;
