@@ -254,13 +254,8 @@ AgentOpponent::AgentOpponent(std::string name, Agent* agent, bool sample)
       sampled_(sample ? dynamic_cast<SampledActing*>(agent) : nullptr) {}
 
 int64_t AgentOpponent::Choose(const Game& game, std::mt19937_64&) {
-  const int64_t planes = game.ObservationSize();
-  const int64_t n = game.NumActions();
-  obs_.resize(static_cast<size_t>(planes + n));
-  game.Observe(game.CurrentPlayer(), obs_.data());
-  for (int64_t a = 0; a < n; ++a) {
-    obs_[static_cast<size_t>(planes + a)] = game.IsLegal(a) ? 1.0f : 0.0f;
-  }
+  obs_.resize(static_cast<size_t>(game.ObservationSize() + game.NumActions()));
+  ObserveWithMask(game, game.CurrentPlayer(), obs_.data());
   const FloatView view{obs_.data(), static_cast<int64_t>(obs_.size())};
   const Action action =
       sampled_ != nullptr ? sampled_->ActSampled(view) : agent_->Act(view);

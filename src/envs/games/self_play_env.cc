@@ -115,12 +115,7 @@ void SelfPlayEnv::OpponentMoves() {
 }
 
 FloatView SelfPlayEnv::Observe() {
-  game_->Observe(learner_side_, obs_.data());
-  const int64_t planes = game_->ObservationSize();
-  const int64_t n = game_->NumActions();
-  for (int64_t a = 0; a < n; ++a) {
-    obs_[static_cast<size_t>(planes + a)] = game_->IsLegal(a) ? 1.0f : 0.0f;
-  }
+  ObserveWithMask(*game_, learner_side_, obs_.data());
   return {obs_.data(), static_cast<int64_t>(obs_.size())};
 }
 
@@ -131,6 +126,14 @@ StepResult SelfPlayEnv::Finish() {
   result.terminated = true;
   if (provider_episode_) provider_->EndEpisode(result.reward);
   return result;
+}
+
+void ObserveWithMask(const Game& game, int player, float* out) {
+  game.Observe(player, out);
+  float* mask = out + game.ObservationSize();
+  for (int64_t a = 0; a < game.NumActions(); ++a) {
+    mask[a] = game.IsLegal(a) ? 1.0f : 0.0f;
+  }
 }
 
 SelfPlayEnv* FindSelfPlayEnv(Env& env) {

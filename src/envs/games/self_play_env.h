@@ -101,6 +101,12 @@ class SelfPlayEnv : public Env {
   double mix_ratio_[3] = {0.0, 0.0, 0.0};
 };
 
+// What a SelfPlayEnv's observation space describes, for `player`:
+// game.Observe(player) followed by the legal-action mask (1 legal, 0 not);
+// game.ObservationSize() + game.NumActions() floats into `out`. The
+// learner's view, and a network opponent's.
+void ObserveWithMask(const Game& game, int player, float* out);
+
 // The SelfPlayEnv inside `env` (through wrappers), or null.
 SelfPlayEnv* FindSelfPlayEnv(Env& env);
 
