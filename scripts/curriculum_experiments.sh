@@ -6,15 +6,19 @@
 #     configs/mountaincar-force-curriculum.yaml, each with the reference's
 #     settings (one environment per worker, lr 7e-4, RMSprop eps 0.1) and
 #     with train_a3c's defaults (16 environments per worker, lr 2e-3, eps
-#     1e-5); seeds SEEDS. -> docs/curriculum/mountaincar.{tsv,md}, every
-#     run's evaluation curve in docs/curriculum/mountaincar-curves.tsv and
-#     the seed-0 runs' scores.svg.
+#     1e-5); then "scaled": the defaults with --scale-observations and
+#     --reward-scale-factor 0.1 (configs/mountaincar-curriculum.conf),
+#     without a curriculum, with the force curriculum and with
+#     configs/mountaincar-goal-curriculum.yaml; seeds SEEDS.
+#     -> docs/curriculum/mountaincar.{tsv,md}, every run's evaluation curve
+#     in docs/curriculum/mountaincar-curves.tsv and the seed-0 runs'
+#     scores.svg.
 #  2. Domain randomisation: CartPole-v1, 1M steps, trained on gym's pole
 #     (half) length 0.5 only and on lengths drawn from [0.25, 1.5]
 #     (configs/cartpole-pole-length-randomized.yaml), each final agent
 #     evaluated (--demo, 20 episodes) on fixed lengths across the range;
 #     seeds SEEDS. -> docs/curriculum/cartpole-length.{tsv,md}.
-# About 15 minutes on a 2-core machine.
+# About 20 minutes on a 2-core machine.
 #
 # Usage: scripts/curriculum_experiments.sh [SEEDS]   (after a Release build)
 set -euo pipefail
@@ -43,16 +47,20 @@ curves="$docs/mountaincar-curves.tsv"
 printf "settings\tcurriculum\tseed\tbest_eval_mean\tfirst_step_ge_-110\tlessons_at_end\tseconds\n" > "$mc"
 printf "settings\tcurriculum\tseed\tstep\teval_mean\n" > "$curves"
 for seed in $seeds; do
-  for settings in reference defaults; do
+  for settings in reference defaults scaled; do
     flags=(--processes 2 --steps 5000000 --eval-interval 100000
            --eval-n-runs 20 --seed "$seed" --quiet)
+    curricula="none force"
     if [ "$settings" = reference ]; then
       flags+=(--envs-per-process 1 --lr 7e-4 --rmsprop-epsilon 0.1)
+    elif [ "$settings" = scaled ]; then
+      flags+=(--scale-observations --reward-scale-factor 0.1)
+      curricula="none force goal"
     fi
-    for curriculum in none force; do
+    for curriculum in $curricula; do
       extra=()
-      [ "$curriculum" = force ] &&
-        extra=(--curriculum configs/mountaincar-force-curriculum.yaml)
+      [ "$curriculum" != none ] &&
+        extra=(--curriculum "configs/mountaincar-$curriculum-curriculum.yaml")
       out="$work/mc-$settings-$curriculum-$seed"
       start=$(date +%s.%N)
       "$bin" --env MountainCar-v0 "${flags[@]}" "${extra[@]}" --outdir "$out" \
@@ -107,6 +115,11 @@ done
   echo "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)."
   echo
   echo "## MountainCar-v0, 5M steps, 2 processes, evaluations on the default parameters"
+  echo
+  echo "reference: 1 environment per worker, lr 7e-4, RMSprop eps 0.1; defaults:"
+  echo "train_a3c's (16 environments per worker, lr 2e-3, eps 1e-5); scaled: the"
+  echo "defaults with --scale-observations --reward-scale-factor 0.1. Curricula:"
+  echo "configs/mountaincar-force-curriculum.yaml (force), configs/mountaincar-goal-curriculum.yaml (goal)."
   echo
   echo "| settings | curriculum | seed | best evaluation mean | first step with mean >= -110 | lessons at the end | seconds |"
   echo "| --- | --- | --- | --- | --- | --- | --- |"

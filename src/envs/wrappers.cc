@@ -1,9 +1,22 @@
 #include "asyncrl/envs/wrappers.h"
 
 #include <cmath>
+#include <limits>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 
 namespace asyncrl {
+
+namespace {
+
+std::string FormatBound(double bound) {
+  std::ostringstream out;
+  out << bound;
+  return out.str();
+}
+
+}  // namespace
 
 Wrapper::Wrapper(std::unique_ptr<Env> inner) : inner_(std::move(inner)) {
   if (!inner_)
@@ -43,6 +56,65 @@ RewardScale::RewardScale(std::unique_ptr<Env> inner, double scale)
 StepResult RewardScale::DoStep(const Action& action) {
   StepResult result = Wrapper::DoStep(action);
   result.reward *= scale_;
+  return result;
+}
+
+ScaleObservations::ScaleObservations(std::unique_ptr<Env> inner)
+    : Wrapper(std::move(inner)) {
+  const Space& raw = Wrapper::ObservationSpace();
+  if (raw.IsDiscrete()) {
+    throw std::invalid_argument("ScaleObservations: " + Name() +
+                                "'s observation space is " + raw.ToString() +
+                                ", not a Box with finite bounds");
+  }
+  const int64_t size = raw.FlatSize();
+  const int64_t scaled = size - raw.action_mask;
+  space_ = raw;
+  factor_.assign(size, 1.0);
+  offset_.assign(size, 0.0);
+  for (int64_t i = 0; i < scaled; ++i) {
+    const double low = raw.low[i];
+    const double high = raw.high[i];
+    // float's largest value stands for "unbounded" (as gym's spaces say).
+    const double kUnbounded = std::numeric_limits<float>::max();
+    if (!(std::abs(low) < kUnbounded) || !(std::abs(high) < kUnbounded)) {
+      throw std::invalid_argument(
+          "ScaleObservations: " + Name() + "'s observation element " +
+          std::to_string(i) + " has the bounds [" + FormatBound(low) + ", " +
+          FormatBound(high) + "], not finite ones");
+    }
+    if (high > low) {
+      factor_[i] = 2.0 / (high - low);
+      offset_[i] = -1.0 - low * factor_[i];
+    } else {
+      factor_[i] = 0.0;
+      offset_[i] = 0.0;
+    }
+    space_.low[i] = -1.0f;
+    space_.high[i] = 1.0f;
+  }
+  scaled_.resize(size);
+}
+
+FloatView ScaleObservations::Scale(FloatView raw) {
+  if (raw.size != static_cast<int64_t>(scaled_.size())) {
+    throw std::logic_error(Name() + ": an observation of " +
+                           std::to_string(raw.size) + " floats, the space " +
+                           "says " + std::to_string(scaled_.size()));
+  }
+  for (int64_t i = 0; i < raw.size; ++i) {
+    scaled_[i] = static_cast<float>(raw[i] * factor_[i] + offset_[i]);
+  }
+  return FloatView{scaled_.data(), raw.size};
+}
+
+FloatView ScaleObservations::DoReset(std::optional<uint64_t> seed) {
+  return Scale(Wrapper::DoReset(seed));
+}
+
+StepResult ScaleObservations::DoStep(const Action& action) {
+  StepResult result = Wrapper::DoStep(action);
+  result.observation = Scale(result.observation);
   return result;
 }
 

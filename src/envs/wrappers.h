@@ -1,9 +1,11 @@
-// Environment wrappers: a time limit that truncates episodes and a reward
-// scale (the reference trains gym tasks with rewards scaled by 0.01).
+// Environment wrappers: a time limit that truncates episodes, a reward
+// scale (the reference trains gym tasks with rewards scaled by 0.01) and an
+// observation scale (bounds to [-1, 1]).
 #ifndef ASYNCRL_ENVS_WRAPPERS_H_
 #define ASYNCRL_ENVS_WRAPPERS_H_
 
 #include <memory>
+#include <vector>
 
 #include "asyncrl/envs/env.h"
 
@@ -58,6 +60,34 @@ class RewardScale : public Wrapper {
 
  private:
   double scale_;
+};
+
+// Maps every observation element linearly from its Box bounds [low, high]
+// to [-1, 1] (train_a3c --scale-observations), so an element of a small
+// range (MountainCar's velocity, +-0.07) reaches the network on the same
+// scale as the others. A legal-action mask at the end of the observation
+// (Space::action_mask) is passed through unchanged; an element with
+// low == high becomes 0; values outside the bounds are mapped by the same
+// line, not clipped. Throws std::invalid_argument naming the environment and
+// the element if the space is not a Box or a bound is not finite (float's
+// largest value counts as unbounded, as in gym's spaces).
+class ScaleObservations : public Wrapper {
+ public:
+  explicit ScaleObservations(std::unique_ptr<Env> inner);
+  const Space& ObservationSpace() const override { return space_; }
+
+ protected:
+  FloatView DoReset(std::optional<uint64_t> seed) override;
+  StepResult DoStep(const Action& action) override;
+
+ private:
+  FloatView Scale(FloatView raw);
+
+  Space space_;
+  // Element i becomes raw * factor_[i] + offset_[i] (computed in double).
+  std::vector<double> factor_;
+  std::vector<double> offset_;
+  std::vector<float> scaled_;
 };
 
 }  // namespace asyncrl

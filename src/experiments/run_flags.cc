@@ -16,6 +16,7 @@
 #include "asyncrl/agents/models.h"
 #include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/registry.h"
+#include "asyncrl/envs/wrappers.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/config_file.h"
 #include "asyncrl/misc/json.h"
@@ -99,7 +100,7 @@ const std::set<std::string> kPerInvocation = {
     "outdir", "log-level", "quiet", "profile", "step-offset"};
 
 // Options whose change breaks a run: the network and its inputs.
-const std::set<std::string> kBreaking = {"env", "arch"};
+const std::set<std::string> kBreaking = {"env", "arch", "scale-observations"};
 
 std::map<std::string, std::string> ReadArgsJson(const std::string& path) {
   std::ifstream in(path);
@@ -168,7 +169,8 @@ void StoreDemoOptions(po::variables_map& vm,
     return;
   }
   std::string text;
-  for (const char* key : {"env", "arch", "max-episode-len"}) {
+  for (const char* key :
+       {"env", "arch", "max-episode-len", "scale-observations"}) {
     const auto it = checkpoint.metadata().config().find(key);
     if (it == checkpoint.metadata().config().end()) continue;
     if (vm.count(key) && !vm[key].defaulted()) continue;
@@ -275,6 +277,16 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
     env = MakeEnv(f.env);
   }
   ParseEnvParams(*env, &f);
+  if (f.scale_observations) {
+    try {
+      env = std::make_unique<ScaleObservations>(std::move(env));
+    } catch (const std::invalid_argument& e) {
+      Require(false, "scale-observations", "true",
+              std::string("an environment whose observations have finite "
+                          "bounds (") +
+                  e.what() + ")");
+    }
+  }
   if (context.a3c_agent) {
     Require(DefaultModelRegistry().Contains(f.arch), "arch", f.arch,
             JoinNames(DefaultModelRegistry().Names()));
@@ -452,8 +464,11 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
       "reward-scale-factor", po::value(&f.reward_scale_factor),
       "multiply training rewards by this (default: 0.01 as the reference's "
       "gym example, 1 for image observations as its Atari example)")(
-      "eval-n-runs", po::value(&eval_n_runs),
-      "evaluation episodes (default 10)")(
+      "scale-observations", po::bool_switch(&f.scale_observations),
+      "map every observation element from its bounds to [-1, 1] (training, "
+      "evaluation and --demo; needs an observation space with finite "
+      "bounds)")("eval-n-runs", po::value(&eval_n_runs),
+                 "evaluation episodes (default 10)")(
       "eval-n-steps", po::value(&eval_n_steps),
       "evaluation steps (instead of --eval-n-runs)")(
       "successful-score", po::value(&successful_score),

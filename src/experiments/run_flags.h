@@ -35,6 +35,9 @@ struct RunFlags {
   std::string arch = "auto";
   std::string outdir = "results";
   double reward_scale_factor = 0.01;
+  // --scale-observations: every environment wrapped in ScaleObservations
+  // (envs/wrappers.h): observations from their bounds to [-1, 1].
+  bool scale_observations = false;
   bool lr_decay = false;
   bool demo = false;
   bool quiet = false;

@@ -11,6 +11,7 @@
 #include "asyncrl/envs/fault_injection.h"
 #include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/registry.h"
+#include "asyncrl/envs/wrappers.h"
 #include "asyncrl/experiments/evaluator.h"
 #include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/experiments/self_play.h"
@@ -78,6 +79,9 @@ class TrainerRun {
       // applied from the first Reset.
       for (const auto& [name, value] : f_.env_params) {
         env->SetParameter(name, value);
+      }
+      if (f_.scale_observations) {
+        env = std::make_unique<ScaleObservations>(std::move(env));
       }
       if (fault && !test && fault->worker == idx) {
         env = std::make_unique<FaultyEnv>(std::move(env), *fault);

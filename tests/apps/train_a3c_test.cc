@@ -130,6 +130,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"--env MinAtar/Breakout --arch atari-conv-lstm",
                 "H, W >= 20; the environment's are Box(shape=[4,10,10]"},
         BadFlag{"--arch fc-gaussian", "needs a Box action space"},
+        BadFlag{"--scale-observations",
+                "--scale-observations=true is invalid; accepted: an "
+                "environment whose observations have finite bounds "
+                "(ScaleObservations: CartPole's observation element 1 has "
+                "the bounds [-3.40282e+38, 3.40282e+38], not finite ones)"},
         BadFlag{"--load /nonexistent/ckpt",
                 "--load=/nonexistent/ckpt is invalid"},
         BadFlag{"--demo", "--demo=true is invalid; accepted: only with --load"},
@@ -329,6 +334,47 @@ TEST(TrainA3CTest, MinAtarRunsWithTheRecurrentNetworkAndImageDefaults) {
       " --log-level warning");
   ASSERT_EQ(given.status, 0) << given.output;
   ExpectImageOptions(RunFolder(given), "0.001", "0.1", "0.5");
+}
+
+// --scale-observations is recorded: --demo applies it from the checkpoint,
+// --resume refuses to change it (the network's inputs would change).
+TEST(TrainA3CTest, ScaleObservationsIsRecordedForDemoAndResume) {
+  TempDir dir("scale_observations");
+  const ProcessRun run = TrainA3C(
+      "--outdir " + dir.str() +
+      " --env Pendulum-v1 --scale-observations --processes 1 --steps 2000"
+      " --eval-interval 1000 --eval-n-runs 1 --quiet");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder = RunFolder(run);
+  const auto args = ReadLines(folder / "args.json");
+  EXPECT_NE(std::find(args.begin(), args.end(),
+                      "  \"scale-observations\": \"true\","),
+            args.end());
+  const std::string demo =
+      "--demo --load " + (folder / "2000_finish").string() + " --eval-n-runs 2";
+  const ProcessRun recorded = TrainA3C(demo);
+  const ProcessRun given = TrainA3C(demo + " --scale-observations");
+  ASSERT_EQ(recorded.status, 0) << recorded.output;
+  ASSERT_EQ(given.status, 0) << given.output;
+  EXPECT_EQ(recorded.output.rfind("n_runs: 2 mean: ", 0), 0u)
+      << recorded.output;
+  // The same episodes: the recorded flag reached the demo's environment
+  // (unscaled inputs would move the policy's means, hence the returns).
+  EXPECT_EQ(recorded.output, given.output);
+
+  const ProcessRun plain =
+      TrainA3C("--outdir " + dir.str() +
+               " --env Pendulum-v1 --processes 1 --steps 1000"
+               " --eval-interval 0 --quiet");
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  const ProcessRun changed =
+      TrainA3C("--resume " + (RunFolder(plain) / "1000_finish").string() +
+               " --scale-observations --steps 2000");
+  EXPECT_EQ(changed.status, 2) << changed.output;
+  EXPECT_NE(changed.output.find("--scale-observations=true is invalid; "
+                                "accepted: false, the resumed run's value"),
+            std::string::npos)
+      << changed.output;
 }
 
 TEST(TrainA3CTest, ConfigFileSetsOptionsAndTheCommandLineWins) {
