@@ -8,10 +8,12 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
 #include "asyncrl/envs/fault_injection.h"
+#include "asyncrl/experiments/curriculum.h"
 #include "asyncrl/experiments/evaluator.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "test_helpers.h"
@@ -377,6 +379,88 @@ TEST_F(TrainAgentAsyncTest, InvalidOptionsAreRejectedBeforeAnythingIsWritten) {
       TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1")),
       std::invalid_argument);
   EXPECT_TRUE(fs::is_empty(dir_.path()));
+}
+
+// An environment with CartPole's spaces whose episodes last 10 steps
+// (`short_episodes`) or never end on their own; it declares a parameter "p"
+// for a curriculum.
+class EndlessOrShortEnv : public Env {
+ public:
+  explicit EndlessOrShortEnv(bool short_episodes)
+      : short_(short_episodes), probe_(MakeEnv("CartPole-v1")) {
+    DeclareParameter("p", 0, 10, "a lesson number", &p_);
+  }
+  std::string Name() const override { return "EndlessOrShort"; }
+  const Space& ObservationSpace() const override {
+    return probe_->ObservationSpace();
+  }
+  const Space& ActionSpace() const override { return probe_->ActionSpace(); }
+
+ protected:
+  FloatView DoReset(std::optional<uint64_t>) override {
+    len_ = 0;
+    obs_ = {static_cast<float>(p_), 0, 0, 0};
+    return FloatView{obs_.data(), 4};
+  }
+  StepResult DoStep(const Action&) override {
+    StepResult r;
+    r.observation = FloatView{obs_.data(), 4};
+    r.terminated = short_ && ++len_ == 10;
+    return r;
+  }
+
+ private:
+  bool short_;
+  std::unique_ptr<Env> probe_;
+  double p_ = 0;
+  int64_t len_ = 0;
+  std::array<float, 4> obs_{};
+};
+
+// require_reset end to end: one worker steps a short-episode environment
+// (whose episode ends feed the progress measure) and an endless one. The
+// advance at 30% of the run ends the endless episode at once when its
+// lesson requires a reset (one more episode), and leaves it running when
+// it does not; the run is otherwise identical (one process: the same
+// global steps in the same order).
+TEST_F(TrainAgentAsyncTest, RequireResetEndsTheRunningEpisodesAtTheAdvance) {
+  auto episodes = [this](bool require_reset) {
+    TrainOptions o = Options(1, 4000);
+    o.envs_per_process = 2;
+    o.eval_interval = 0;
+    o.outdir = Path(require_reset ? "reset" : "no_reset").string();
+    o.curriculum = std::make_shared<const Curriculum>(Curriculum::Parse(
+        std::string("environment_parameters:\n"
+                    "  p:\n"
+                    "    curriculum:\n"
+                    "      - name: one\n"
+                    "        completion_criteria: {measure: progress, "
+                    "threshold: 0.3, require_reset: ") +
+            (require_reset ? "true" : "false") +
+            "}\n"
+            "        value: 1\n"
+            "      - name: two\n"
+            "        value: 2\n",
+        "test.yaml"));
+    // The worker's two training environments are made one after the
+    // other: consecutive numbers, so exactly one of them has short episodes
+    // (the parent's probes before the fork shift both alike).
+    auto made = std::make_shared<int64_t>(0);
+    const TrainResult r = TrainAgentAsync(
+        o,
+        [made](int, bool test) -> std::unique_ptr<Env> {
+          return std::make_unique<EndlessOrShortEnv>(test ||
+                                                     (*made)++ % 2 == 0);
+        },
+        SmallA3C("CartPole-v1"));
+    EXPECT_EQ(r.exit_code, 0) << r.message;
+    EXPECT_EQ(r.global_step, 4000);
+    return r.episodes;
+  };
+  // 2000 steps of the short environment: 200 episodes; the endless one is
+  // cut when the budget is spent: 1, and once more at the advance.
+  EXPECT_EQ(episodes(false), 201);
+  EXPECT_EQ(episodes(true), 202);
 }
 
 TEST_F(TrainAgentAsyncTest, LearnsCartPoleV0WithAFixedSeed) {
