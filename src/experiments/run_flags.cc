@@ -404,6 +404,13 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
       changes.push_back(key + ": " + before + " -> " + now);
     }
     f.resume_changes = changes;
+    // Runs recorded before --scale-observations existed did not scale.
+    if (f.scale_observations &&
+        f.resume_saved.count("scale-observations") == 0) {
+      throw FlagError(
+          "--scale-observations=true is invalid; accepted: false, the "
+          "resumed run's value (start a new run with --load to change it)");
+    }
     // Check the checkpoint before anything is written.
     proto::Checkpoint checkpoint;
     try {

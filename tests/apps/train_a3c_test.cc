@@ -375,6 +375,27 @@ TEST(TrainA3CTest, ScaleObservationsIsRecordedForDemoAndResume) {
                                 "accepted: false, the resumed run's value"),
             std::string::npos)
       << changed.output;
+  // A run recorded before the flag existed (no such key) did not scale.
+  const fs::path args_path = RunFolder(plain) / "args.json";
+  std::vector<std::string> kept;
+  for (const std::string& line : ReadLines(args_path)) {
+    if (line.find("\"scale-observations\"") == std::string::npos) {
+      kept.push_back(line);
+    }
+  }
+  ASSERT_EQ(kept.size() + 1, ReadLines(args_path).size());
+  {
+    std::ofstream out(args_path);
+    for (const std::string& line : kept) out << line << "\n";
+  }
+  const ProcessRun old_run =
+      TrainA3C("--resume " + (RunFolder(plain) / "1000_finish").string() +
+               " --scale-observations --steps 2000");
+  EXPECT_EQ(old_run.status, 2) << old_run.output;
+  EXPECT_NE(old_run.output.find("--scale-observations=true is invalid; "
+                                "accepted: false, the resumed run's value"),
+            std::string::npos)
+      << old_run.output;
 }
 
 TEST(TrainA3CTest, ConfigFileSetsOptionsAndTheCommandLineWins) {
