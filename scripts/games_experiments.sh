@@ -3,8 +3,8 @@
 # processes, evaluations every EVAL steps (200 games per opponent, half
 # moving first, the agent's most probable action):
 #  - TicTacToe for TTT_STEPS steps (about 5 minutes here), ConnectFour for
-#    C4_STEPS steps (30M: about 6 minutes with the mix here, 10 with pure
-#    self-play);
+#    C4_STEPS steps (100M: about 19 minutes with the mix here; pure
+#    self-play is about half as fast);
 #  - each with train_a3c's defaults (pure self-play: the latest policy or a
 #    snapshot) and with the opponent mix (a share of the training games
 #    against the fixed opponents, --env-param *_opponent_ratio) and a
@@ -28,7 +28,7 @@ mkdir -p "$docs"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 TTT_STEPS=${TTT_STEPS:-15000000}
-C4_STEPS=${C4_STEPS:-30000000}
+C4_STEPS=${C4_STEPS:-100000000}
 EVAL=${EVAL:-1000000}
 games=${GAMES:-"TicTacToe ConnectFour"}
 settings=${SETTINGS:-"defaults mix"}
