@@ -85,7 +85,7 @@ double WindowStat::Max() const {
 FlagSpecs A3COptions::Flags() {
   FlagSpecs flags = {
       {"t-max", "steps per update", &t_max},
-      {"beta", "entropy weight", &beta},
+      {"beta", "entropy weight (train_a3c: 0.1 for two-player games)", &beta},
       {"gamma", "discount factor", &gamma},
       {"max-grad-norm",
        "clip gradients to this global L2 norm (<= 0 or inf: no clipping)",

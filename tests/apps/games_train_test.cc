@@ -4,6 +4,7 @@
 // --demo's table, a worker failure mid-game, and the flags' errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -46,6 +47,12 @@ TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
       " --checkpoint-interval 6500 --play-against-latest-ratio 0.5");
   ASSERT_EQ(first.status, 0) << first.output;
   const fs::path run = RunFolder(first);
+  // Games' defaults: results unscaled, entropy weight 0.1.
+  const auto args = ReadLines(run / "args.json");
+  for (const char* line :
+       {"  \"beta\": \"0.1\",", "  \"reward-scale-factor\": \"1\","}) {
+    EXPECT_NE(std::find(args.begin(), args.end(), line), args.end()) << line;
+  }
   const auto scores = ReadLines(run / "scores.txt");
   ASSERT_EQ(scores.size(), 3u);
   const std::vector<std::string> header = Columns(scores[0]);
@@ -139,7 +146,7 @@ TEST(GamesTrainTest, AWorkerFailingMidGameStopsTheRunAndSavesThePool) {
   const ProcessRun r =
       TrainA3C("--outdir " + dir.str() +
                    " --env ConnectFour --processes 2 --steps 50000000"
-                   " --snapshot-interval 500 --eval-interval 0",
+                   " --snapshot-interval 500 --eval-interval 0 --beta 0.05",
                "ASYNCRL_INJECT_FAULT=worker=1,step=3000,kind=throw");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("injected failure at step 3000"), std::string::npos)
@@ -153,6 +160,10 @@ TEST(GamesTrainTest, AWorkerFailingMidGameStopsTheRunAndSavesThePool) {
     }
   }
   ASSERT_FALSE(except.empty()) << r.output;
+  // A given entropy weight is kept (not replaced by the games' 0.1).
+  const auto args = ReadLines(run / "args.json");
+  EXPECT_NE(std::find(args.begin(), args.end(), "  \"beta\": \"0.05\","),
+            args.end());
   const proto::Checkpoint checkpoint = LoadCheckpointDir(except);
   ASSERT_TRUE(checkpoint.has_self_play());
   EXPECT_GE(checkpoint.self_play().pool_size(), 1);
