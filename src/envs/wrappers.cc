@@ -72,11 +72,11 @@ ScaleObservations::ScaleObservations(std::unique_ptr<Env> inner)
   space_ = raw;
   factor_.assign(size, 1.0);
   offset_.assign(size, 0.0);
+  // float's largest value stands for "unbounded" (as gym's spaces say).
+  constexpr double kUnbounded = std::numeric_limits<float>::max();
   for (int64_t i = 0; i < scaled; ++i) {
     const double low = raw.low[i];
     const double high = raw.high[i];
-    // float's largest value stands for "unbounded" (as gym's spaces say).
-    const double kUnbounded = std::numeric_limits<float>::max();
     if (!(std::abs(low) < kUnbounded) || !(std::abs(high) < kUnbounded)) {
       throw std::invalid_argument(
           "ScaleObservations: " + Name() + "'s observation element " +

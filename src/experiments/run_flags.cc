@@ -415,12 +415,19 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
       changes.push_back(key + ": " + before + " -> " + now);
     }
     f.resume_changes = changes;
-    // Runs recorded before --scale-observations existed did not scale.
-    if (f.scale_observations &&
-        f.resume_saved.count("scale-observations") == 0) {
-      throw FlagError(
-          "--scale-observations=true is invalid; accepted: false, the "
-          "resumed run's value (start a new run with --load to change it)");
+    // A breaking option the resumed run did not record (it was made before
+    // the option existed) ran with the option's default: giving it changes
+    // the run.
+    for (const std::string& key : kBreaking) {
+      if (f.resume_saved.count(key) == 0 && vm.count(key) &&
+          !vm[key].defaulted()) {
+        throw FlagError("--" + key + "=" + f.resolved[key] +
+                        " is invalid; accepted: not given (the resumed run "
+                        "was recorded before --" +
+                        key +
+                        " existed; start a "
+                        "new run with --load to set it)");
+      }
     }
     // Check the checkpoint before anything is written.
     proto::Checkpoint checkpoint;

@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 using testing::Exec;
 using testing::ProcessRun;
 using testing::ReadLines;
+using testing::RecordedOption;
 using testing::TempDir;
 
 ProcessRun TrainA3C(const std::string& args, const std::string& env = "") {
@@ -48,11 +49,8 @@ TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
   ASSERT_EQ(first.status, 0) << first.output;
   const fs::path run = RunFolder(first);
   // Games' defaults: results unscaled, entropy weight 0.1.
-  const auto args = ReadLines(run / "args.json");
-  for (const char* line :
-       {"  \"beta\": \"0.1\",", "  \"reward-scale-factor\": \"1\","}) {
-    EXPECT_NE(std::find(args.begin(), args.end(), line), args.end()) << line;
-  }
+  EXPECT_EQ(RecordedOption(run, "beta"), "0.1");
+  EXPECT_EQ(RecordedOption(run, "reward-scale-factor"), "1");
   const auto scores = ReadLines(run / "scores.txt");
   ASSERT_EQ(scores.size(), 3u);
   const std::vector<std::string> header = Columns(scores[0]);
@@ -161,9 +159,7 @@ TEST(GamesTrainTest, AWorkerFailingMidGameStopsTheRunAndSavesThePool) {
   }
   ASSERT_FALSE(except.empty()) << r.output;
   // A given entropy weight is kept (not replaced by the games' 0.1).
-  const auto args = ReadLines(run / "args.json");
-  EXPECT_NE(std::find(args.begin(), args.end(), "  \"beta\": \"0.05\","),
-            args.end());
+  EXPECT_EQ(RecordedOption(run, "beta"), "0.05");
   const proto::Checkpoint checkpoint = LoadCheckpointDir(except);
   ASSERT_TRUE(checkpoint.has_self_play());
   EXPECT_GE(checkpoint.self_play().pool_size(), 1);

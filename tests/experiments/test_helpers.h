@@ -20,6 +20,7 @@
 #include "asyncrl/agents/a3c.h"
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/experiments/train_agent_async.h"
+#include "asyncrl/misc/json.h"
 
 namespace asyncrl::testing {
 
@@ -45,6 +46,18 @@ inline std::vector<std::string> ReadLines(const std::filesystem::path& p) {
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+// The value a run folder's args.json records for option `key`, or
+// "(not recorded)".
+inline std::string RecordedOption(const std::filesystem::path& run,
+                                  const std::string& key) {
+  std::ifstream in(run / "args.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const Json::Object args = Json::Parse(text.str()).object();
+  const auto it = args.find(key);
+  return it == args.end() ? "(not recorded)" : it->second.string();
 }
 
 inline std::vector<std::string> Split(const std::string& s, char sep) {
