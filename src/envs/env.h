@@ -29,7 +29,7 @@ struct StepResult {
 
 // A named parameter of an environment's task (a length, a mass, a force) that
 // a run may set: --env-param, a curriculum or a sampler
-// (experiments/curriculum.h).
+// (experiments/curriculum/curriculum.h).
 struct EnvParameter {
   std::string name;
   double default_value = 0;

@@ -14,17 +14,12 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "asyncrl/envs/games/self_play_env.h"
-#include "asyncrl/experiments/self_play.h"
+#include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/experiments/snapshot.h"
 #include "asyncrl/misc/timers.h"
 
 namespace asyncrl {
 namespace {
-
-std::string ScoresPath(const std::string& outdir) {
-  return (std::filesystem::path(outdir) / "scores.txt").string();
-}
 
 // Appends `line` with one write() on an O_APPEND descriptor, so a row is
 // never interleaved with another process's.
@@ -44,13 +39,13 @@ void AppendLine(const std::string& path, const std::string& line) {
   }
 }
 
-std::string Num(double v) {
+}  // namespace
+
+std::string FormatCell(double v) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.10g", v);
   return buf;
 }
-
-}  // namespace
 
 EvalStats Summarize(const std::vector<double>& scores) {
   if (scores.empty()) throw std::invalid_argument("Summarize: no scores");
@@ -117,8 +112,12 @@ std::string ScoresHeader(const std::vector<std::string>& statistic_names) {
 }
 
 AsyncEvaluator::AsyncEvaluator(const TrainOptions& options,
-                               ControlBlock& control, MetricsChannel* metrics)
-    : options_(options), control_(control), metrics_(metrics) {}
+                               ControlBlock& control, MetricsChannel* metrics,
+                               const Extensions& extensions)
+    : options_(options),
+      control_(control),
+      metrics_(metrics),
+      extensions_(extensions) {}
 
 void AsyncEvaluator::WriteHeader(
     const std::string& outdir,
@@ -140,36 +139,24 @@ std::optional<EvalStats> AsyncEvaluator::MaybeEvaluate(int64_t t, Agent& agent,
     }
   }
   ScopedTimer timer("evaluation");
-  // The lessons of step t, read now: another worker may advance one while
-  // this evaluation plays.
-  const std::string lessons = Lessons();
-  std::vector<double> returns;
-  // Two-player games: the learner's results against each fixed opponent
-  // (experiments/self_play.h); the statistics are those of the last.
-  std::vector<double> game_columns;
-  SelfPlayEnv* game = FindSelfPlayEnv(env);
-  if (game != nullptr && control_.self_play.enabled.load() != 0) {
-    const std::vector<OpponentRecord> records = PlayAgainstOpponents(
-        agent, *game, options_.self_play.EvalOpponents(game->game().Name()),
-        options_.eval_n_episodes);
-    for (const OpponentRecord& r : records) {
-      game_columns.push_back(r.WinRate());
-      game_columns.push_back(r.DrawRate());
-      game_columns.push_back(r.LossRate());
-      if (metrics_ != nullptr) {
-        metrics_->Send(("eval/win_" + r.opponent).c_str(), t, r.WinRate());
-        metrics_->Send(("eval/draw_" + r.opponent).c_str(), t, r.DrawRate());
-        metrics_->Send(("eval/loss_" + r.opponent).c_str(), t, r.LossRate());
-      }
-    }
-    game_columns.push_back(control_.self_play.elo.load());
-    returns = records.back().results;
-  } else {
+  // Each extension's cells, in the order of the extensions: what it
+  // records of the moment the evaluation begins, then of the evaluation.
+  std::vector<std::vector<std::string>> cells(extensions_.size());
+  for (size_t i = 0; i < extensions_.size(); ++i) {
+    extensions_[i]->EvaluationBegins(t, &cells[i]);
+  }
+  std::optional<std::vector<double>> returns;
+  for (size_t i = 0; i < extensions_.size() && !returns; ++i) {
+    returns = extensions_[i]->Evaluate(t, agent, env, metrics_, &cells[i]);
+  }
+  if (!returns) {
     returns = RunEvaluation(agent, env, options_.eval_n_steps,
                             options_.eval_n_episodes, options_.max_episode_len);
   }
-  const EvalStats stats = Summarize(returns);
-  Record(t, stats, agent, lessons, game_columns);
+  const EvalStats stats = Summarize(*returns);
+  std::vector<std::string> row_cells;
+  for (auto& c : cells) row_cells.insert(row_cells.end(), c.begin(), c.end());
+  Record(t, stats, agent, row_cells);
   if (metrics_ != nullptr) {
     metrics_->Send("eval/mean", t, stats.mean);
     metrics_->Send("eval/median", t, stats.median);
@@ -180,49 +167,34 @@ std::optional<EvalStats> AsyncEvaluator::MaybeEvaluate(int64_t t, Agent& agent,
   return stats;
 }
 
-std::string AsyncEvaluator::Lessons() const {
-  if (!options_.curriculum || !options_.curriculum->HasLessons()) return "";
-  // "force=2/3;goal_position=1/2".
-  std::string lessons;
-  const auto& params = options_.curriculum->parameters;
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (!params[i].HasCurriculum()) continue;
-    lessons += (lessons.empty() ? "" : ";") + params[i].parameter + "=" +
-               std::to_string(control_.curriculum.lesson[i].load() + 1) + "/" +
-               std::to_string(params[i].lessons.size());
-  }
-  return lessons;
-}
-
 void AsyncEvaluator::Record(int64_t t, const EvalStats& stats,
-                            const Agent& agent, const std::string& lessons,
-                            const std::vector<double>& game_columns) {
+                            const Agent& agent,
+                            const std::vector<std::string>& cells) {
   const double elapsed = control_.ElapsedSeconds();
   boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
       lock(control_.mutex);
-  std::string row =
-      std::to_string(t) + "\t" + std::to_string(control_.episodes.load()) +
-      "\t" + Num(elapsed) + "\t" + Num(stats.mean) + "\t" + Num(stats.median) +
-      "\t" + Num(stats.stdev) + "\t" + Num(stats.max) + "\t" + Num(stats.min);
-  for (const auto& s : agent.Statistics()) row += "\t" + Num(s.value);
-  if (options_.curriculum && options_.curriculum->HasLessons()) {
-    row += "\t" + lessons;
-  }
-  for (double value : game_columns) row += "\t" + Num(value);
+  std::string row = std::to_string(t) + "\t" +
+                    std::to_string(control_.episodes.load()) + "\t" +
+                    FormatCell(elapsed) + "\t" + FormatCell(stats.mean) + "\t" +
+                    FormatCell(stats.median) + "\t" + FormatCell(stats.stdev) +
+                    "\t" + FormatCell(stats.max) + "\t" + FormatCell(stats.min);
+  for (const auto& s : agent.Statistics()) row += "\t" + FormatCell(s.value);
+  for (const std::string& cell : cells) row += "\t" + cell;
   AppendLine(ScoresPath(options_.outdir), row + "\n");
   control_.last_score.store(stats.mean);
   control_.has_last_score.store(1);
-  const auto dir = std::filesystem::path(options_.outdir);
   if (control_.has_best_score.load() == 0 ||
       stats.mean > control_.best_score.load()) {
     control_.best_score.store(stats.mean);
     control_.has_best_score.store(1);
-    SaveSnapshot(agent, control_, options_, (dir / "best").string());
+    SaveSnapshot(agent, control_, options_, extensions_,
+                 BestDir(options_.outdir));
   }
   if (options_.successful_score && stats.mean >= *options_.successful_score) {
     int32_t expected = 0;
     if (control_.training_done.compare_exchange_strong(expected, 1)) {
-      SaveSnapshot(agent, control_, options_, (dir / "successful").string());
+      SaveSnapshot(agent, control_, options_, extensions_,
+                   SuccessfulDir(options_.outdir));
     }
   }
 }

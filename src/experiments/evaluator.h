@@ -12,6 +12,7 @@
 
 #include "asyncrl/agents/agent.h"
 #include "asyncrl/envs/env.h"
+#include "asyncrl/experiments/extension.h"
 #include "asyncrl/experiments/metrics.h"
 #include "asyncrl/experiments/shared_region.h"
 #include "asyncrl/experiments/train_options.h"
@@ -38,6 +39,9 @@ std::vector<double> RunEvaluation(Agent& agent, Env& env, int64_t n_steps,
 // agent's statistic names.
 std::string ScoresHeader(const std::vector<std::string>& statistic_names);
 
+// A number as scores.txt writes it ("%.10g").
+std::string FormatCell(double v);
+
 // One per worker process; the schedule and files are shared through the
 // control block. Workers call MaybeEvaluate at every episode end.
 class AsyncEvaluator {
@@ -45,9 +49,12 @@ class AsyncEvaluator {
   // `metrics` (may be null) receives eval/mean, eval/median, eval/stdev,
   // eval/max and eval/min for every evaluation.
   // The elapsed column is control.ElapsedSeconds(): the run's training
-  // time, continued across resumes.
+  // time, continued across resumes. `extensions` add their columns after
+  // the agent's statistics and may play the evaluation themselves
+  // (TrainerExtension::EvaluationBegins, Evaluate).
   AsyncEvaluator(const TrainOptions& options, ControlBlock& control,
-                 MetricsChannel* metrics = nullptr);
+                 MetricsChannel* metrics = nullptr,
+                 const Extensions& extensions = {});
 
   // Writes scores.txt's header unless the file exists (a resumed run
   // appends). Call once, in the parent, before fork.
@@ -60,19 +67,15 @@ class AsyncEvaluator {
   std::optional<EvalStats> MaybeEvaluate(int64_t t, Agent& agent, Env& env);
 
  private:
-  // The curriculum's lessons now, as scores.txt's lessons column writes
-  // them ("" without lessons).
-  std::string Lessons() const;
-  // `lessons`: the lessons when the evaluation began; `game_columns`: a
-  // two-player game's win/draw/loss rates per opponent and the ELO, after
-  // the other columns.
+  // Appends the row (the extensions' `cells` after the agent's
+  // statistics), then saves best/ and successful/ when this mean earns them.
   void Record(int64_t t, const EvalStats& stats, const Agent& agent,
-              const std::string& lessons,
-              const std::vector<double>& game_columns);
+              const std::vector<std::string>& cells);
 
   const TrainOptions& options_;
   ControlBlock& control_;
   MetricsChannel* metrics_;
+  Extensions extensions_;
 };
 
 }  // namespace asyncrl

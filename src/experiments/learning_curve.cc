@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "asyncrl/experiments/run_dir.h"
+
 namespace asyncrl {
 namespace {
 
@@ -140,15 +142,16 @@ std::string LearningCurveSvg(const std::vector<ScoreRow>& rows,
 
 size_t WriteLearningCurve(const std::string& outdir, const std::string& title) {
   const auto dir = std::filesystem::path(outdir);
-  const auto rows = ReadScores((dir / "scores.txt").string());
-  const auto tmp = dir / "scores.svg.tmp";
+  const auto rows = ReadScores(ScoresPath(dir.string()));
+  const std::string svg = ScoresSvgPath(dir.string());
+  const auto tmp = svg + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << LearningCurveSvg(rows, title);
     if (!out.flush()) return 0;
   }
   std::error_code ec;
-  std::filesystem::rename(tmp, dir / "scores.svg", ec);
+  std::filesystem::rename(tmp, svg, ec);
   return rows.size();
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace asyncrl {
 
@@ -24,13 +25,15 @@ std::string FormatDuration(double seconds) {
 }
 
 Progress::Progress(const TrainOptions& options, const ControlBlock& control,
-                   Clock::time_point start, std::ostream* out, bool is_tty)
+                   Clock::time_point start, std::ostream* out, bool is_tty,
+                   std::function<std::string()> status)
     : options_(options),
       control_(control),
       start_(start),
       last_print_(start),
       out_(out),
-      is_tty_(is_tty) {}
+      is_tty_(is_tty),
+      status_(std::move(status)) {}
 
 std::string Progress::Line(Clock::time_point now) const {
   const Counters counters = ReadCounters();
@@ -71,13 +74,9 @@ std::string Progress::Line(Clock::time_point now,
                   static_cast<double>(lag) / static_cast<double>(updates));
     line += buf;
   }
-  if (options_.curriculum) {
-    int32_t lessons[Curriculum::kMaxParameters] = {};
-    for (size_t i = 0; i < options_.curriculum->parameters.size(); ++i) {
-      lessons[i] = control_.curriculum.lesson[i].load();
-    }
-    const std::string summary = options_.curriculum->LessonSummary(lessons);
-    if (!summary.empty()) line += "  lessons " + summary;
+  if (status_) {
+    const std::string words = status_();
+    if (!words.empty()) line += "  " + words;
   }
   if (control_.has_last_score.load() != 0) {
     // Lock-free: the parent never takes the workers' mutex.

@@ -7,6 +7,7 @@
 #define ASYNCRL_EXPERIMENTS_PROGRESS_H_
 
 #include <chrono>
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -21,8 +22,11 @@ class Progress {
 
   // `out` may be null (silent). `is_tty`: `out` is a terminal; redraw in place
   // with a bar.
+  // `status` (may be empty) adds the run's extensions' words after the
+  // policy lag ("lessons force 2/3"; "" for nothing).
   Progress(const TrainOptions& options, const ControlBlock& control,
-           Clock::time_point start, std::ostream* out, bool is_tty);
+           Clock::time_point start, std::ostream* out, bool is_tty,
+           std::function<std::string()> status = {});
 
   // Prints a status line if options.progress_interval has passed since the
   // last one (or `force`).
@@ -40,6 +44,7 @@ class Progress {
   Clock::time_point last_print_;
   std::ostream* out_;
   bool is_tty_;
+  std::function<std::string()> status_;
   bool printed_ = false;
   struct Counters {
     int64_t updates = 0;

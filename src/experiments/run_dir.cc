@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -9,6 +10,8 @@
 #include <ctime>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace asyncrl {
 
@@ -81,6 +84,68 @@ fs::path MakeRunDir(const std::string& outdir) {
   throw std::invalid_argument("--outdir=" + outdir +
                               " is invalid; accepted: a directory in which "
                               "a new run folder can be created");
+}
+
+namespace {
+
+constexpr char kCheckpointSuffix[] = "_checkpoint";
+
+std::string In(const std::string& dir, const std::string& name) {
+  return (std::filesystem::path(dir) / name).string();
+}
+
+}  // namespace
+
+std::string ArgsPath(const std::string& dir) { return In(dir, "args.json"); }
+std::string CommandPath(const std::string& dir) {
+  return In(dir, "command.txt");
+}
+std::string ScoresPath(const std::string& dir) { return In(dir, "scores.txt"); }
+std::string ScoresSvgPath(const std::string& dir) {
+  return In(dir, "scores.svg");
+}
+std::string BestDir(const std::string& dir) { return In(dir, "best"); }
+std::string SuccessfulDir(const std::string& dir) {
+  return In(dir, "successful");
+}
+std::string FinishDir(const std::string& dir, int64_t steps) {
+  return In(dir, std::to_string(steps) + "_finish");
+}
+std::string ExceptDir(const std::string& dir, int64_t step) {
+  return In(dir, std::to_string(step) + "_except");
+}
+std::string CheckpointDir(const std::string& dir, int64_t step) {
+  return In(dir, std::to_string(step) + kCheckpointSuffix);
+}
+std::string TimersPath(const std::string& dir, int idx) {
+  return In(dir, "timers-" + std::to_string(idx) + ".json");
+}
+std::string StatisticsPath(const std::string& dir, int idx) {
+  return In(dir, "statistics-" + std::to_string(idx) + ".tsv");
+}
+std::string ProfilePath(const std::string& dir, const std::string& who,
+                        int64_t pid) {
+  return In(dir, "profile-" + who + "-" + std::to_string(pid) + ".prof");
+}
+
+void PruneCheckpoints(const std::string& dir, int keep) {
+  const std::string suffix = kCheckpointSuffix;
+  std::vector<std::pair<int64_t, std::filesystem::path>> found;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      continue;
+    }
+    const std::string digits = name.substr(0, name.size() - suffix.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    found.emplace_back(std::stoll(digits), e.path());
+  }
+  std::sort(found.begin(), found.end());
+  for (size_t i = 0; i + static_cast<size_t>(keep) < found.size(); ++i) {
+    std::filesystem::remove_all(found[i].second, ec);
+  }
 }
 
 }  // namespace asyncrl

@@ -1,9 +1,12 @@
 // Run folders: every training run writes into a new folder under the output
 // directory, named by the time it started; files in it are replaced
 // atomically (temporary file, then rename), so none is ever half-written.
+// Every file and directory name of a run folder is built here, and only
+// here (as LevelDB's db/filename.h does for a database).
 #ifndef ASYNCRL_EXPERIMENTS_RUN_DIR_H_
 #define ASYNCRL_EXPERIMENTS_RUN_DIR_H_
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -24,6 +27,31 @@ void WriteFileAtomically(const std::filesystem::path& path,
 
 // `s` quoted for a POSIX shell when it needs quoting (command.txt).
 std::string ShellQuote(const std::string& s);
+
+// The names in a run folder `dir` (README, "train_a3c").
+std::string ArgsPath(const std::string& dir);       // args.json
+std::string CommandPath(const std::string& dir);    // command.txt
+std::string ScoresPath(const std::string& dir);     // scores.txt
+std::string ScoresSvgPath(const std::string& dir);  // scores.svg
+std::string BestDir(const std::string& dir);        // best/
+std::string SuccessfulDir(const std::string& dir);  // successful/
+// <steps>_finish/: the agent when the step budget `steps` is spent.
+std::string FinishDir(const std::string& dir, int64_t steps);
+// <step>_except/: saved by the parent on a failure or a stop signal.
+std::string ExceptDir(const std::string& dir, int64_t step);
+// <step>_checkpoint/: periodic checkpoints.
+std::string CheckpointDir(const std::string& dir, int64_t step);
+// timers-<idx>.json and statistics-<idx>.tsv: worker idx's.
+std::string TimersPath(const std::string& dir, int idx);
+std::string StatisticsPath(const std::string& dir, int idx);
+// profile-<who>-<pid>.prof: a CPU profile (who: a worker index or
+// "parent").
+std::string ProfilePath(const std::string& dir, const std::string& who,
+                        int64_t pid);
+
+// Removes all but the newest `keep` <t>_checkpoint/ directories of `dir`
+// (by t). Callers serialise through the run's mutex.
+void PruneCheckpoints(const std::string& dir, int keep);
 
 }  // namespace asyncrl
 

@@ -17,6 +17,7 @@
 #include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/envs/wrappers.h"
+#include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/config_file.h"
 #include "asyncrl/misc/json.h"
@@ -143,7 +144,7 @@ void StoreResumedOptions(po::variables_map& vm,
   }
   const std::filesystem::path run =
       std::filesystem::absolute(ckpt).lexically_normal().parent_path();
-  const auto saved = ReadArgsJson((run / "args.json").string());
+  const auto saved = ReadArgsJson(ArgsPath(run.string()));
   const bool eval_given = vm.count("eval-n-runs") || vm.count("eval-n-steps");
   std::string text;
   for (const auto& [key, value] : saved) {
@@ -334,10 +335,10 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
   if (SelfPlayEnv* game = FindSelfPlayEnv(*env)) {
     Require(!steps_given, "eval-n-steps", FormatValue(eval_n_steps),
             "not with a two-player game (--eval-n-runs: games per opponent)");
-    t.self_play.EvalOpponents(game->game().Name());
+    f.self_play.EvalOpponents(game->game().Name());
   } else {
     Require(vm.count("eval-opponents") == 0, "eval-opponents",
-            t.self_play.eval_opponents,
+            f.self_play.eval_opponents,
             "only with a two-player game (--env " +
                 JoinNames(DefaultGameRegistry().Names()) + ")");
   }
@@ -351,7 +352,7 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
                               .string();
       Curriculum curriculum = Curriculum::Load(f.curriculum_file);
       curriculum.CheckAgainst(*env);
-      t.curriculum = std::make_shared<const Curriculum>(std::move(curriculum));
+      f.curriculum = std::make_shared<const Curriculum>(std::move(curriculum));
     } catch (const CurriculumError& e) {
       throw FlagError(std::string("--curriculum: ") + e.what());
     } catch (const std::invalid_argument& e) {
@@ -361,6 +362,8 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
   t.outdir = f.outdir;  // The run directory is chosen later.
   // Each options struct's own rules, reported as the flags that filled it.
   t.Validate();
+  if (f.curriculum) f.curriculum->Validate();
+  f.self_play.Validate();
   a.Validate();
   EnvOptions env_options;
   env_options.max_episode_steps = t.max_episode_len;
@@ -508,6 +511,9 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
                                              "debug, info, warning or error");
   po::options_description trainer("Trainer");
   FlagSpecs trainer_flags = t.Flags();
+  FlagSpecs game_flags = f.self_play.Flags();
+  trainer_flags.insert(trainer_flags.end(), game_flags.begin(),
+                       game_flags.end());
   for (FlagSpec& flag : trainer_flags) {
     if (flag.name == "processes") flag.help += " (default: number of cores)";
   }

@@ -15,6 +15,8 @@
 
 #include "asyncrl/agents/a3c.h"
 #include "asyncrl/envs/env.h"
+#include "asyncrl/experiments/curriculum/curriculum.h"
+#include "asyncrl/experiments/self_play/self_play.h"
 #include "asyncrl/experiments/train_options.h"
 #include "asyncrl/misc/flag_spec.h"
 
@@ -30,8 +32,14 @@ struct RunFlags {
   std::vector<std::string> env_param_args;
   std::vector<std::pair<std::string, double>> env_params;
   // --curriculum FILE: samplers and lessons of the training environments'
-  // parameters (experiments/curriculum.h), parsed into train.curriculum.
+  // parameters (experiments/curriculum/curriculum.h), parsed into
+  // `curriculum` (null without the flag).
   std::string curriculum_file;
+  std::shared_ptr<const Curriculum> curriculum;
+  // Two-player games (experiments/self_play/self_play.h): the snapshot
+  // pool, the opponents of training and evaluation, ratings. Used when the
+  // environment is a game (envs/games/self_play_env.h).
+  SelfPlayOptions self_play;
   std::string arch = "auto";
   std::string outdir = "results";
   double reward_scale_factor = 0.01;

@@ -12,9 +12,11 @@
 #include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/envs/wrappers.h"
+#include "asyncrl/experiments/curriculum/curriculum_extension.h"
 #include "asyncrl/experiments/evaluator.h"
 #include "asyncrl/experiments/run_dir.h"
-#include "asyncrl/experiments/self_play.h"
+#include "asyncrl/experiments/self_play/self_play.h"
+#include "asyncrl/experiments/self_play/self_play_extension.h"
 #include "asyncrl/experiments/train_agent_async.h"
 #include "asyncrl/misc/blas_kernel.h"
 #include "asyncrl/misc/build_info.h"
@@ -107,6 +109,26 @@ class TrainerRun {
     };
   }
 
+  // The built-in features, then the program's own extensions.
+  Extensions AssembleExtensions() const {
+    Extensions extensions;
+    if (f_.curriculum) {
+      extensions.push_back(
+          std::make_shared<CurriculumExtension>(f_.curriculum));
+    }
+    extensions.push_back(std::make_shared<SelfPlayExtension>(f_.self_play));
+    if (plugins_.extensions) {
+      for (auto& extension : plugins_.extensions(f_)) {
+        if (!extension) {
+          throw std::invalid_argument(plugins_.program +
+                                      ": an extension of the program is null");
+        }
+        extensions.push_back(std::move(extension));
+      }
+    }
+    return extensions;
+  }
+
   int Demo(const Space& obs, const Space& act) const {
     std::unique_ptr<Agent> agent = AgentFactory(obs, act)(0);
     agent->Load(f_.train.load);
@@ -127,7 +149,7 @@ class TrainerRun {
   // half of them moving first, as a table.
   int DemoGame(Agent& agent, SelfPlayEnv& game) const {
     const std::vector<OpponentRecord> records = PlayAgainstOpponents(
-        agent, game, f_.train.self_play.EvalOpponents(game.game().Name()),
+        agent, game, f_.self_play.EvalOpponents(game.game().Name()),
         f_.train.eval_n_episodes);
     std::printf("%-12s %7s  %-22s %-22s %s\n", "opponent", "games",
                 "moving first: W/D/L", "moving second: W/D/L",
@@ -195,18 +217,19 @@ class TrainerRun {
       for (const auto& change : f_.resume_changes) {
         std::cout << "resume: changed " << change << std::endl;
       }
-      std::ifstream old_command(run / "command.txt");
+      std::ifstream old_command(CommandPath(run.string()));
       std::stringstream previous;
       previous << old_command.rdbuf();
-      WriteFileAtomically(run / "command.txt", previous.str() + command + "\n");
+      WriteFileAtomically(CommandPath(run.string()),
+                          previous.str() + command + "\n");
     } else {
       run = MakeRunDir(f_.outdir);
       std::cout << "results in " << run.string() << std::endl;
-      WriteFileAtomically(run / "command.txt", command + "\n");
+      WriteFileAtomically(CommandPath(run.string()), command + "\n");
     }
     Json::Object args;
     for (const auto& [key, value] : f_.resolved) args[key] = value;
-    WriteFileAtomically(run / "args.json", Json(args).Dump(2) + "\n");
+    WriteFileAtomically(ArgsPath(run.string()), Json(args).Dump(2) + "\n");
 
     TrainOptions options = f_.train;
     options.outdir = run.string();
@@ -218,8 +241,9 @@ class TrainerRun {
       hooks.push_back(
           LinearLearningRateDecay(f_.agent.optimizer.lr, 0.0, options.steps));
     }
-    const TrainResult result = TrainAgentAsync(
-        options, EnvFactory(fault), AgentFactory(obs, act), hooks, &std::cout);
+    const TrainResult result =
+        TrainAgentAsync(options, EnvFactory(fault), AgentFactory(obs, act),
+                        hooks, &std::cout, AssembleExtensions());
     if (result.exit_code != 0) {
       std::cerr << plugins_.program << ": " << result.message << std::endl;
       // How each worker ended, when this host's workers are the story

@@ -23,6 +23,7 @@
 
 #include "asyncrl/agents/agent.h"
 #include "asyncrl/envs/env.h"
+#include "asyncrl/experiments/extension.h"
 #include "asyncrl/experiments/run_flags.h"
 #include "asyncrl/misc/space.h"
 
@@ -65,6 +66,11 @@ struct TrainerPlugins {
   // run; its default is the variable's value. Shown in --help under the
   // program's name, recorded in args.json, restored by --resume.
   FlagSpecs flags;
+  // The program's own trainer extensions (experiments/extension.h), built
+  // from the parsed options once per run, after the built-in ones
+  // (curriculum, self-play): their hooks are called, and their scores.txt
+  // columns written, after those.
+  std::function<Extensions(const RunFlags& flags)> extensions;
 };
 
 // The registry's environment `context.env` with the reward scale and time

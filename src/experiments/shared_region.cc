@@ -25,16 +25,18 @@ size_t ArrayBytes(int64_t count, const char* what) {
 }  // namespace
 
 size_t SharedRegion::BytesFor(int64_t num_params, int64_t num_optimizer_floats,
-                              int64_t num_pool_floats) {
-  return AlignUp(sizeof(ControlBlock)) + ArrayBytes(num_params, "num_params") +
-         ArrayBytes(num_optimizer_floats, "num_optimizer_floats") +
-         ArrayBytes(num_pool_floats, "num_pool_floats");
+                              const std::vector<size_t>& extension_bytes) {
+  size_t bytes = AlignUp(sizeof(ControlBlock)) +
+                 ArrayBytes(num_params, "num_params") +
+                 ArrayBytes(num_optimizer_floats, "num_optimizer_floats");
+  for (size_t n : extension_bytes) bytes += AlignUp(n);
+  return bytes;
 }
 
 SharedRegion::SharedRegion(int64_t num_params, int64_t num_optimizer_floats,
-                           int64_t num_pool_floats) {
+                           const std::vector<size_t>& extension_bytes) {
   const size_t bytes =
-      BytesFor(num_params, num_optimizer_floats, num_pool_floats);
+      BytesFor(num_params, num_optimizer_floats, extension_bytes);
   try {
     region_ = boost::interprocess::anonymous_shared_memory(bytes);
   } catch (const boost::interprocess::interprocess_exception& e) {
@@ -46,8 +48,12 @@ SharedRegion::SharedRegion(int64_t num_params, int64_t num_optimizer_floats,
   control_ = new (base) ControlBlock();
   params_ = reinterpret_cast<float*>(base + AlignUp(sizeof(ControlBlock)));
   optimizer_state_ = params_ + ArrayBytes(num_params, "") / sizeof(float);
-  pool_ =
-      optimizer_state_ + ArrayBytes(num_optimizer_floats, "") / sizeof(float);
+  char* next = reinterpret_cast<char*>(optimizer_state_) +
+               ArrayBytes(num_optimizer_floats, "");
+  for (size_t n : extension_bytes) {
+    extensions_.push_back(n == 0 ? nullptr : next);
+    next += AlignUp(n);
+  }
   // A fresh anonymous mapping is zero-filled by the kernel.
 }
 

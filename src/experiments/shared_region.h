@@ -1,8 +1,8 @@
 // Shared memory for the asynchronous trainer: one anonymous mapping made by
 // the parent before fork, inherited by every worker. It holds a control block
-// (lock-free counters, flags, an interprocess mutex) and two flat float
-// arrays: every model parameter in one buffer, optimizer statistics in
-// another.
+// (lock-free counters, flags, an interprocess mutex), two flat float
+// arrays (every model parameter in one buffer, optimizer statistics in
+// another) and one area per trainer extension (experiments/extension.h).
 #ifndef ASYNCRL_EXPERIMENTS_SHARED_REGION_H_
 #define ASYNCRL_EXPERIMENTS_SHARED_REGION_H_
 
@@ -11,11 +11,10 @@
 #include <boost/interprocess/sync/interprocess_mutex.hpp>
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include "asyncrl/agents/agent.h"
-#include "asyncrl/experiments/curriculum.h"
 #include "asyncrl/experiments/distributed.h"
-#include "asyncrl/experiments/self_play.h"
 
 namespace asyncrl {
 
@@ -63,12 +62,8 @@ struct ControlBlock {
   std::atomic<int32_t> has_best_score{0};
   // Agent updates and their policy lags (agents/agent.h).
   SharedCounters agent_counters;
-  // Curriculum lessons and measures (experiments/curriculum.h).
-  CurriculumBlock curriculum;
   // Hosts training together (experiments/distributed.h).
   DistBlock dist;
-  // Two-player games' snapshot pool and ratings (experiments/self_play.h).
-  SelfPlayBlock self_play;
 };
 
 static_assert(std::atomic<int64_t>::is_always_lock_free,
@@ -85,9 +80,9 @@ static_assert(std::atomic<int32_t>::is_always_lock_free,
 class SharedRegion {
  public:
   // Throws std::runtime_error naming the size asked for if mapping fails.
-  // `num_pool_floats`: the self-play snapshot pool (0: none).
+  // `extension_bytes`: the size of each extension's area (0: none).
   SharedRegion(int64_t num_params, int64_t num_optimizer_floats,
-               int64_t num_pool_floats = 0);
+               const std::vector<size_t>& extension_bytes = {});
   ~SharedRegion();
   SharedRegion(const SharedRegion&) = delete;
   SharedRegion& operator=(const SharedRegion&) = delete;
@@ -95,18 +90,20 @@ class SharedRegion {
   ControlBlock& control() { return *control_; }
   float* params() { return params_; }
   float* optimizer_state() { return optimizer_state_; }
-  float* pool() { return pool_; }
+  // Extension i's area (64-byte aligned, zeroed), null if it asked for 0
+  // bytes.
+  void* extension(size_t i) { return extensions_.at(i); }
 
   // Bytes a region of these sizes maps (control block plus aligned arrays).
   static size_t BytesFor(int64_t num_params, int64_t num_optimizer_floats,
-                         int64_t num_pool_floats = 0);
+                         const std::vector<size_t>& extension_bytes = {});
 
  private:
   boost::interprocess::mapped_region region_;
   ControlBlock* control_ = nullptr;
   float* params_ = nullptr;
   float* optimizer_state_ = nullptr;
-  float* pool_ = nullptr;
+  std::vector<void*> extensions_;
 };
 
 }  // namespace asyncrl

@@ -7,20 +7,19 @@
 #include <string>
 
 #include "asyncrl/agents/agent.h"
+#include "asyncrl/experiments/extension.h"
 #include "asyncrl/experiments/shared_region.h"
 #include "asyncrl/experiments/train_options.h"
 
 namespace asyncrl {
 
-// Writes `agent` (its shared state once bound) and the counters of `control`
-// to checkpoint directory `dir` atomically. Reads the best score lock-free
-// (it is atomic; evaluators update it under control.mutex).
+// Writes `agent` (its shared state once bound), the counters of `control`
+// and each extension's state (TrainerExtension::SaveTo) to checkpoint
+// directory `dir` atomically. Reads the best score lock-free (it is atomic;
+// evaluators update it under control.mutex).
 void SaveSnapshot(const Agent& agent, const ControlBlock& control,
-                  const TrainOptions& options, const std::string& dir);
-
-// Removes all but the newest `keep` <t>_checkpoint/ directories of
-// `outdir` (by t). Callers serialise through control.mutex.
-void PruneCheckpoints(const std::string& outdir, int keep);
+                  const TrainOptions& options, const Extensions& extensions,
+                  const std::string& dir);
 
 // What LoadSnapshot restores.
 enum class LoadMode {
@@ -28,14 +27,13 @@ enum class LoadMode {
   kResume,     // Those, and every counter of the run (--resume).
 };
 
-// With kResume and a curriculum, the lessons and smoothed measures saved
-// for its parameters too (matched by name).
 // Loads checkpoint directory `dir` into `agent` and, with kResume, the
-// counters of `control`. Throws std::runtime_error naming the directory and
-// the first problem; `agent` and `control` are unchanged then.
+// counters of `control` and each extension's state
+// (TrainerExtension::LoadFrom). Throws std::runtime_error naming the
+// directory and the first problem; `agent` and `control` are unchanged when
+// the agent is refused.
 void LoadSnapshot(const std::string& dir, LoadMode mode, Agent& agent,
-                  ControlBlock& control,
-                  const Curriculum* curriculum = nullptr);
+                  ControlBlock& control, const Extensions& extensions = {});
 
 }  // namespace asyncrl
 

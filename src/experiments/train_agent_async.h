@@ -14,19 +14,12 @@
 
 #include "asyncrl/agents/agent.h"
 #include "asyncrl/envs/env.h"
+#include "asyncrl/experiments/extension.h"
 #include "asyncrl/experiments/hooks.h"
 #include "asyncrl/experiments/train_options.h"
 #include "asyncrl/misc/process_group.h"
 
 namespace asyncrl {
-
-// make_env(process_idx, test): a training (test=false) or evaluation
-// (test=true) environment for worker `process_idx`. The trainer seeds it.
-using MakeEnvFn =
-    std::function<std::unique_ptr<Env>(int process_idx, bool test)>;
-// make_agent(process_idx): worker `process_idx`'s agent. Called once in the
-// parent (process_idx 0) to lay out the shared state, then in every worker.
-using MakeAgentFn = std::function<std::unique_ptr<Agent>(int process_idx)>;
 
 struct TrainResult {
   // 0 on success, 1 when a worker failed, 128 + signal for SIGINT/SIGTERM.
@@ -49,13 +42,16 @@ struct TrainResult {
 
 // Trains until options.steps global steps, a successful evaluation, a
 // failure or a stop signal. Progress lines go to `log` (may be null).
-// Throws std::invalid_argument for invalid options before anything is
-// written; a failure to save the exception checkpoint is added to message.
+// `extensions` (experiments/extension.h) plug features into the run, their
+// hooks called in list order. Throws std::invalid_argument for invalid
+// options before anything is written; a failure to save the exception
+// checkpoint is added to message.
 TrainResult TrainAgentAsync(const TrainOptions& options,
                             const MakeEnvFn& make_env,
                             const MakeAgentFn& make_agent,
                             const std::vector<StepHook>& hooks = {},
-                            std::ostream* log = nullptr);
+                            std::ostream* log = nullptr,
+                            const Extensions& extensions = {});
 
 }  // namespace asyncrl
 

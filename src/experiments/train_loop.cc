@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/experiments/snapshot.h"
 #include "asyncrl/misc/check.h"
 #include "asyncrl/misc/logging.h"
@@ -96,11 +97,10 @@ class Worker {
 
   // Every counted episode passes here once: the "episode_end" timer's count
   // is this worker's number of finished episodes.
-  // `measured`: the episode ran to its own end (not cut by the trainer or
-  // a curriculum's reset) and began in `generation`: a curriculum counts
-  // it.
-  void EndEpisode(int64_t t, double episode_return, int64_t episode_len,
-                  bool measured, int64_t generation) {
+  // `measured`: the episode of environment `env` ran to its own end (not
+  // cut by the trainer or an extension).
+  void EndEpisode(int64_t env, int64_t t, double episode_return,
+                  int64_t episode_len, bool measured) {
     ScopedTimer timer("episode_end");
     if (ctx_.metrics != nullptr) {
       ctx_.metrics->Send("train/episode_return", t, episode_return);
@@ -108,8 +108,8 @@ class Worker {
                          static_cast<double>(episode_len));
     }
     if (ctx_.process_idx == 0) ReportWorkerZero(t, episode_return);
-    if (ctx_.curriculum != nullptr && measured) {
-      ctx_.curriculum->EpisodeEnded(t, episode_return, generation);
+    for (const auto& extension : ctx_.worker_extensions) {
+      extension->EpisodeEnded(env, t, episode_return, measured);
     }
     if (ctx_.evaluator != nullptr && ctx_.eval_env != nullptr) {
       ctx_.evaluator->MaybeEvaluate(t, agent_, *ctx_.eval_env);
@@ -156,10 +156,8 @@ class Worker {
   }
 
   void SaveFinish() {
-    SaveSnapshot(agent_, control_, options_,
-                 (std::filesystem::path(options_.outdir) /
-                  (std::to_string(options_.steps) + "_finish"))
-                     .string());
+    SaveSnapshot(agent_, control_, options_, ctx_.extensions,
+                 FinishDir(options_.outdir, options_.steps));
   }
 
   // Saves <t>_checkpoint/ when t is a multiple of the interval. With
@@ -172,10 +170,8 @@ class Worker {
     }
     boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
         lock(control_.mutex);
-    SaveSnapshot(agent_, control_, options_,
-                 (std::filesystem::path(options_.outdir) /
-                  (std::to_string(t) + "_checkpoint"))
-                     .string());
+    SaveSnapshot(agent_, control_, options_, ctx_.extensions,
+                 CheckpointDir(options_.outdir, t));
     PruneCheckpoints(options_.outdir, options_.keep_checkpoints);
   }
 
@@ -183,6 +179,13 @@ class Worker {
     if (ctx_.hooks == nullptr || ctx_.hooks->empty()) return;
     ScopedTimer timer("hooks");
     for (const auto& hook : *ctx_.hooks) hook(env, agent_, t);
+  }
+
+  bool ExtensionCuts(int64_t env) {
+    for (const auto& extension : ctx_.worker_extensions) {
+      if (extension->CutEpisode(env)) return true;
+    }
+    return false;
   }
 
   bool Cut(int64_t len) const {
@@ -204,19 +207,11 @@ class Worker {
     std::vector<uint8_t> episode_end(k);
     std::vector<int64_t> len(k, 0);
     std::vector<double> returns(k, 0.0);
-    // Curriculum: each environment's parameters for its next episode, the
-    // epoch its running episode began in (an advance that requires a reset
-    // ends the episodes of earlier epochs) and the generation (advances so
-    // far: its return counts only if none happened meanwhile). Both are
-    // read before the lesson, so an advance in between is never missed.
-    std::vector<int64_t> epoch(k, 0);
-    std::vector<int64_t> generation(k, 0);
-    std::vector<uint8_t> epoch_cut(k, 0);
+    // Episodes an extension ended (WorkerExtension::CutEpisode).
+    std::vector<uint8_t> extension_cut(k, 0);
     auto reset = [&](int64_t j, std::optional<uint64_t> seed) {
-      if (ctx_.curriculum != nullptr) {
-        epoch[j] = ctx_.curriculum->Epoch();
-        generation[j] = ctx_.curriculum->Generation();
-        ctx_.curriculum->Apply(*ctx_.envs[j]);
+      for (const auto& extension : ctx_.worker_extensions) {
+        extension->BeforeReset(j, *ctx_.envs[j]);
       }
       return ctx_.envs[j]->Reset(seed);
     };
@@ -253,10 +248,8 @@ class Worker {
         put(next, j, r.observation);
         rewards[j] = r.reward;
         terminal[j] = r.terminated;
-        epoch_cut[j] = !r.Done() && !Cut(len[j]) &&
-                       ctx_.curriculum != nullptr &&
-                       ctx_.curriculum->Epoch() != epoch[j];
-        ended[j] = r.Done() || Cut(len[j]) || epoch_cut[j];
+        extension_cut[j] = !r.Done() && !Cut(len[j]) && ExtensionCuts(j);
+        ended[j] = r.Done() || Cut(len[j]) || extension_cut[j];
       }
       // Asked to stop (another worker failed, or a signal): leave at once,
       // as the reference's workers do: no last update, no episode counted,
@@ -288,9 +281,8 @@ class Worker {
       for (int64_t j = 0; j < active; ++j) {
         const bool cut_by_trainer = j >= next_active;
         if (ended[j] || cut_by_trainer) {
-          EndEpisode(first + j, returns[j], len[j],
-                     /*measured=*/!cut_by_trainer && !epoch_cut[j],
-                     generation[j]);
+          EndEpisode(j, first + j, returns[j], len[j],
+                     /*measured=*/!cut_by_trainer && !extension_cut[j]);
           if (first + j == options_.steps && ctx_.leases == nullptr) {
             SaveFinish();
           }

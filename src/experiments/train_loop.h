@@ -9,8 +9,8 @@
 
 #include "asyncrl/agents/agent.h"
 #include "asyncrl/envs/env.h"
-#include "asyncrl/experiments/curriculum.h"
 #include "asyncrl/experiments/evaluator.h"
+#include "asyncrl/experiments/extension.h"
 #include "asyncrl/experiments/hooks.h"
 #include "asyncrl/experiments/metrics.h"
 #include "asyncrl/experiments/shared_region.h"
@@ -33,9 +33,10 @@ struct WorkerContext {
   // worker, and worker 0's agent statistics (agent/<name>) and learning rate
   // (train/lr). May be null.
   MetricsChannel* metrics = nullptr;
-  // Draws the training environments' parameters before each reset and feeds
-  // their episode returns to the shared lessons. May be null.
-  CurriculumRunner* curriculum = nullptr;
+  // The run's extensions (saved in every checkpoint) and this worker's
+  // parts of them (TrainerExtension::StartWorker), called in order.
+  Extensions extensions;
+  std::vector<std::unique_ptr<WorkerExtension>> worker_extensions;
   // With several hosts: the step numbers this worker takes (leases from
   // the run's counter on rank 0); null: the shared counter of this host.
   StepLeases* leases = nullptr;

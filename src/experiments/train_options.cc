@@ -60,8 +60,6 @@ void TrainOptions::Validate() const {
           "new one from its agent)");
   Require(resume.empty() || step_offset == 0, "step_offset", step_offset,
           "0 with resume (it continues at the checkpoint's step)");
-  if (curriculum) curriculum->Validate();
-  self_play.Validate();
 }
 
 TrainOptions TrainOptions::ForThisHost() const {
@@ -107,8 +105,6 @@ FlagSpecs TrainOptions::Flags() {
        "(read with google-pprof --text)",
        &profile}};
   flags.insert(flags.end(), dist_flags.begin(), dist_flags.end());
-  FlagSpecs game_flags = self_play.Flags();
-  flags.insert(flags.end(), game_flags.begin(), game_flags.end());
   return flags;
 }
 

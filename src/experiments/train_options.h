@@ -11,9 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "asyncrl/experiments/curriculum.h"
 #include "asyncrl/experiments/distributed.h"
-#include "asyncrl/experiments/self_play.h"
 #include "asyncrl/misc/flag_spec.h"
 
 namespace asyncrl {
@@ -71,19 +69,12 @@ struct TrainOptions {
   // Recorded in every checkpoint's metadata.
   std::map<std::string, std::string> config;
   std::string env_name;
-  // Environment parameters that change during training: samplers and
-  // curricula (experiments/curriculum.h; --curriculum). Null: none.
-  std::shared_ptr<const Curriculum> curriculum;
-  // What the training environments multiply rewards by (a curriculum's
-  // reward measure divides it out).
+  // What the training environments multiply rewards by (an extension that
+  // measures returns, such as a curriculum's, divides it out).
   double reward_scale = 1.0;
   // Hosts that train this model together (experiments/distributed.h);
   // nnodes 1: this host alone.
   DistOptions dist;
-  // Two-player games (experiments/self_play.h): the snapshot pool, the
-  // opponents of training and evaluation, ratings. Used when the
-  // environment is a game (envs/games/self_play_env.h).
-  SelfPlayOptions self_play;
 
   // This host's options: with several hosts, its own seed (seed * nnodes +
   // node_rank), and evaluation, periodic checkpoints and the successful

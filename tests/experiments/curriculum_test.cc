@@ -2,7 +2,7 @@
 // malformed case with its line), sampler draws, ML-Agents' advance rule
 // (minimum length, smoothing, progress), lessons shared by worker
 // processes through the shared region, and lessons kept by checkpoints.
-#include "asyncrl/experiments/curriculum.h"
+#include "asyncrl/experiments/curriculum/curriculum.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <string>
 
 #include "asyncrl/envs/registry.h"
+#include "asyncrl/experiments/curriculum/curriculum_extension.h"
 #include "asyncrl/experiments/shared_region.h"
 #include "asyncrl/misc/process_group.h"
 
@@ -425,8 +426,13 @@ TEST(CurriculumRunnerTest, AdvancesAppliesAtTheNextResetAndAsksForResets) {
 // length alone); the advance one of them makes is seen by a third process.
 TEST(CurriculumRunnerTest, LessonsAreSharedByWorkerProcesses) {
   const Curriculum c = Parse(kTwoLessons);
-  SharedRegion region(1, 1);
-  CurriculumBlock& block = region.control().curriculum;
+  // The block where the trainer puts it: the extension's area of the region.
+  CurriculumExtension extension(std::make_shared<const Curriculum>(c));
+  SharedRegion region(1, 1, {extension.SharedBytes(SharedStateSizes{})});
+  RunInfo run;
+  run.control = &region.control();
+  extension.Place(region.extension(0), run);
+  CurriculumBlock& block = extension.block();
   ProcessGroupOptions options;
   options.num_workers = 2;
   GroupReport feed = RunProcessGroup(options, [&](int idx) {

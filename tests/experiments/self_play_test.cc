@@ -1,8 +1,8 @@
-// Self-play pieces (experiments/self_play.h): ELO, the snapshot pool in
-// shared memory (schedule, window, torn reads, checkpoints), the
-// per-episode opponent choice, evaluation against fixed opponents; and
-// SelfPlayEnv (envs/games/self_play_env.h) as the learner sees it.
-#include "asyncrl/experiments/self_play.h"
+// Self-play pieces (experiments/self_play/self_play.h): ELO, the snapshot pool
+// in shared memory (schedule, window, torn reads, checkpoints), the per-episode
+// opponent choice, evaluation against fixed opponents; and SelfPlayEnv
+// (envs/games/self_play_env.h) as the learner sees it.
+#include "asyncrl/experiments/self_play/self_play.h"
 
 #include <gtest/gtest.h>
 

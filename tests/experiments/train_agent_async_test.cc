@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "asyncrl/envs/fault_injection.h"
-#include "asyncrl/experiments/curriculum.h"
+#include "asyncrl/experiments/curriculum/curriculum_extension.h"
 #include "asyncrl/experiments/evaluator.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "test_helpers.h"
@@ -429,7 +431,7 @@ TEST_F(TrainAgentAsyncTest, RequireResetEndsTheRunningEpisodesAtTheAdvance) {
     o.envs_per_process = 2;
     o.eval_interval = 0;
     o.outdir = Path(require_reset ? "reset" : "no_reset").string();
-    o.curriculum = std::make_shared<const Curriculum>(Curriculum::Parse(
+    auto curriculum = std::make_shared<const Curriculum>(Curriculum::Parse(
         std::string("environment_parameters:\n"
                     "  p:\n"
                     "    curriculum:\n"
@@ -446,13 +448,14 @@ TEST_F(TrainAgentAsyncTest, RequireResetEndsTheRunningEpisodesAtTheAdvance) {
     // other: consecutive numbers, so exactly one of them has short episodes
     // (the parent's probes before the fork shift both alike).
     auto made = std::make_shared<int64_t>(0);
-    const TrainResult r = TrainAgentAsync(
-        o,
-        [made](int, bool test) -> std::unique_ptr<Env> {
-          return std::make_unique<EndlessOrShortEnv>(test ||
-                                                     (*made)++ % 2 == 0);
-        },
-        SmallA3C("CartPole-v1"));
+    const TrainResult r =
+        TrainAgentAsync(o,
+                        [made](int, bool test) -> std::unique_ptr<Env> {
+                          return std::make_unique<EndlessOrShortEnv>(
+                              test || (*made)++ % 2 == 0);
+                        },
+                        SmallA3C("CartPole-v1"), {}, nullptr,
+                        {std::make_shared<CurriculumExtension>(curriculum)});
     EXPECT_EQ(r.exit_code, 0) << r.message;
     EXPECT_EQ(r.global_step, 4000);
     return r.episodes;
@@ -461,6 +464,115 @@ TEST_F(TrainAgentAsyncTest, RequireResetEndsTheRunningEpisodesAtTheAdvance) {
   // cut when the budget is spent: 1, and once more at the advance.
   EXPECT_EQ(episodes(false), 201);
   EXPECT_EQ(episodes(true), 202);
+}
+
+// A feature from outside the trainer (experiments/extension.h): counts its
+// hooks in its shared area, cuts every 7th step's episode, adds a column
+// and plays the evaluations itself.
+struct RecordingBlock {
+  std::atomic<int64_t> worker_starts{0};
+  std::atomic<int64_t> resets{0};
+  std::atomic<int64_t> measured{0};
+  std::atomic<int64_t> unmeasured{0};
+  std::atomic<int64_t> cuts{0};
+};
+
+class RecordingWorker : public WorkerExtension {
+ public:
+  explicit RecordingWorker(RecordingBlock& block) : block_(block) {}
+  void BeforeReset(int64_t, Env&) override { block_.resets.fetch_add(1); }
+  bool CutEpisode(int64_t) override {
+    if (++calls_ % 7 != 0) return false;
+    block_.cuts.fetch_add(1);
+    return true;
+  }
+  void EpisodeEnded(int64_t, int64_t, double, bool measured) override {
+    (measured ? block_.measured : block_.unmeasured).fetch_add(1);
+  }
+
+ private:
+  RecordingBlock& block_;
+  int64_t calls_ = 0;
+};
+
+class RecordingExtension : public TrainerExtension {
+ public:
+  std::string Name() const override { return "recording"; }
+  void Configure(const TrainOptions& options, Env& probe) override {
+    ++configured;
+    EXPECT_EQ(options.processes, 2);
+    EXPECT_EQ(probe.ActionSpace().n, 2);
+  }
+  size_t SharedBytes(const SharedStateSizes& sizes) const override {
+    EXPECT_GT(sizes.params, 0);
+    return sizeof(RecordingBlock);
+  }
+  void Place(void* shared, const RunInfo&) override {
+    block = new (shared) RecordingBlock();
+  }
+  void Start(const RunInfo& run) override {
+    ++started;
+    EXPECT_EQ(run.control->global_step.load(), 0);
+  }
+  void SaveTo(proto::Checkpoint* checkpoint) const override {
+    (*checkpoint->mutable_metadata()->mutable_config())["recorded_cuts"] =
+        std::to_string(block->cuts.load());
+  }
+  std::vector<std::string> ScoreColumns() const override { return {"at"}; }
+  void EvaluationBegins(int64_t t, std::vector<std::string>* cells) override {
+    cells->push_back("t" + std::to_string(t));
+  }
+  std::optional<std::vector<double>> Evaluate(
+      int64_t, Agent&, Env&, MetricsChannel*,
+      std::vector<std::string>*) override {
+    return std::vector<double>{7.0, 9.0};
+  }
+  std::unique_ptr<WorkerExtension> StartWorker(const WorkerInfo& w) override {
+    block->worker_starts.fetch_add(1);
+    EXPECT_EQ(w.envs->size(), 1u);
+    return std::make_unique<RecordingWorker>(*block);
+  }
+
+  int configured = 0;
+  int started = 0;
+  RecordingBlock* block = nullptr;
+};
+
+TEST_F(TrainAgentAsyncTest, AnExtensionsHooksAreCalledInEveryProcess) {
+  TrainOptions o = Options(2, 4000);
+  o.eval_interval = 1000;
+  o.eval_n_episodes = 1;
+  auto recording = std::make_shared<RecordingExtension>();
+  const TrainResult r =
+      TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"), {},
+                      nullptr, {recording});
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  EXPECT_EQ(recording->configured, 1);
+  EXPECT_EQ(recording->started, 1);
+  const RecordingBlock& b = *recording->block;
+  EXPECT_EQ(b.worker_starts.load(), 2);
+  // Every counted episode passed EpisodeEnded once; the extension's cuts are
+  // not measured (nor are the last rows the trainer cuts at the budget).
+  EXPECT_EQ(b.measured.load() + b.unmeasured.load(), r.episodes);
+  EXPECT_GE(b.unmeasured.load(), b.cuts.load());
+  EXPECT_LE(b.unmeasured.load(), b.cuts.load() + 2);
+  EXPECT_GT(b.cuts.load(), 0);
+  // A reset for each worker's first episode and after each episode but the
+  // ones the budget ended.
+  EXPECT_GE(b.resets.load(), r.episodes);
+  EXPECT_LE(b.resets.load(), r.episodes + 2);
+  const std::vector<std::string> lines = ReadLines(Path("scores.txt"));
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(Split(lines[0], '\t').back(), "at");
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::vector<std::string> row = Split(lines[i], '\t');
+    EXPECT_EQ(row.back(), "t" + row[0]) << lines[i];  // Its step.
+    EXPECT_EQ(row[3], "8") << lines[i];  // The mean of its returns 7, 9.
+  }
+  const proto::Checkpoint finish =
+      LoadCheckpointDir(Path("4000_finish").string());
+  EXPECT_EQ(finish.metadata().config().at("recorded_cuts"),
+            std::to_string(b.cuts.load()));
 }
 
 TEST_F(TrainAgentAsyncTest, LearnsCartPoleV0WithAFixedSeed) {

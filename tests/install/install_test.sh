@@ -59,4 +59,23 @@ done
 grep -q '"processes": "2"' "$run/args.json" || fail "args.json lacks processes 2"
 grep -q '"noise": "0.3"' "$run/args.json" || fail "args.json lacks the program's own flag noise 0.3"
 grep -q "finished at step 20000" "$work/run.log" || fail "no 'finished at step 20000' line"
-echo "install_test: 1 passed, 0 failed"
+
+# The example's trainer extension: its columns after the agent's statistics,
+# filled at every evaluation (the best training return, in scaled rewards,
+# is positive on CartPole; the episodes it measured never decrease).
+out2=$work/out2
+"$work/example-build/best_return" --env CartPole-v1 --processes 2 \
+  --steps 20000 --eval-interval 5000 --eval-n-runs 2 --outdir "$out2" \
+  --quiet > "$work/run2.log" 2>&1 ||
+  { cat "$work/run2.log"; fail "training with the extension example (status $?)"; }
+run2=$(sed -n 's/^results in //p' "$work/run2.log" | head -n 1)
+[ -d "$run2" ] || { cat "$work/run2.log"; fail "no run folder in the extension example's output"; }
+header2=$(head -n 1 "$run2/scores.txt")
+case "$header2" in
+  *$'\tbest_train_return\ttrain_episodes_measured') ;;
+  *) fail "scores.txt header '$header2' does not end with the extension's columns" ;;
+esac
+awk -F'\t' 'NR > 1 { if ($(NF-1) <= 0 || $NF < prev) bad = 1; prev = $NF; n++ }
+             END { exit (bad || n < 3) }' "$run2/scores.txt" ||
+  { cat "$run2/scores.txt"; fail "the extension's columns are not filled as its hooks would"; }
+echo "install_test: 2 passed, 0 failed"

@@ -1,4 +1,4 @@
-#include "asyncrl/experiments/self_play.h"
+#include "asyncrl/experiments/self_play/self_play.h"
 
 #include <sched.h>
 

@@ -1,4 +1,4 @@
-#include "asyncrl/experiments/curriculum.h"
+#include "asyncrl/experiments/curriculum/curriculum.h"
 
 #include <yaml-cpp/yaml.h>
 

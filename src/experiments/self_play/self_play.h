@@ -16,8 +16,8 @@
 //    equally, win/draw/loss per opponent.
 // Pool, ratings and the snapshot schedule are saved in checkpoints and
 // restored by --resume (ML-Agents loses its pool on resume).
-#ifndef ASYNCRL_EXPERIMENTS_SELF_PLAY_H_
-#define ASYNCRL_EXPERIMENTS_SELF_PLAY_H_
+#ifndef ASYNCRL_EXPERIMENTS_SELF_PLAY_SELF_PLAY_H_
+#define ASYNCRL_EXPERIMENTS_SELF_PLAY_SELF_PLAY_H_
 
 #include <atomic>
 #include <cstdint>
@@ -213,4 +213,4 @@ std::vector<OpponentRecord> PlayAgainstOpponents(
 
 }  // namespace asyncrl
 
-#endif  // ASYNCRL_EXPERIMENTS_SELF_PLAY_H_
+#endif  // ASYNCRL_EXPERIMENTS_SELF_PLAY_SELF_PLAY_H_

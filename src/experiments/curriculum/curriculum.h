@@ -34,8 +34,8 @@
 // require_reset ends the running training episodes at once instead.
 // Evaluation environments keep --env-param's values: they measure the task
 // itself.
-#ifndef ASYNCRL_EXPERIMENTS_CURRICULUM_H_
-#define ASYNCRL_EXPERIMENTS_CURRICULUM_H_
+#ifndef ASYNCRL_EXPERIMENTS_CURRICULUM_CURRICULUM_H_
+#define ASYNCRL_EXPERIMENTS_CURRICULUM_CURRICULUM_H_
 
 #include <atomic>
 #include <boost/interprocess/sync/interprocess_mutex.hpp>
@@ -137,7 +137,8 @@ struct Curriculum {
   // parameter gets anything but whole-number constants.
   void CheckAgainst(const Env& env) const;
   // The rules Parse enforces, for a curriculum built in code
-  // (TrainOptions::Validate calls it): throws std::invalid_argument.
+  // (the command line and CurriculumExtension call it): throws
+  // std::invalid_argument.
   void Validate() const;
   // "force 2/3" per parameter with a curriculum, comma-separated (lessons
   // counted from 1); empty without curricula.
@@ -221,4 +222,4 @@ AdvanceDecision NeedIncrement(const CompletionCriteria& criteria,
 
 }  // namespace asyncrl
 
-#endif  // ASYNCRL_EXPERIMENTS_CURRICULUM_H_
+#endif  // ASYNCRL_EXPERIMENTS_CURRICULUM_CURRICULUM_H_

@@ -1,0 +1,176 @@
+// The trainer's one seam for features (curricula, self-play, a user's own):
+// TrainAgentAsync knows this interface and nothing of the features behind
+// it. A feature is a TrainerExtension; the program assembles the list
+// (RunTrainer does for the built-in ones) and the trainer calls each hook
+// on every extension in list order.
+//
+// Lifetime and processes: the extensions are built in the parent before
+// the run and inherited by every worker through fork, so each process has
+// its own copy of an extension's members; what the processes share lives in
+// the extension's part of the shared region (SharedBytes / Place). The
+// comment of each hook says which process calls it.
+#ifndef ASYNCRL_EXPERIMENTS_EXTENSION_H_
+#define ASYNCRL_EXPERIMENTS_EXTENSION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "asyncrl/agents/agent.h"
+#include "asyncrl/envs/env.h"
+#include "asyncrl/experiments/metrics.h"
+#include "asyncrl/experiments/shared_region.h"
+#include "asyncrl/experiments/train_options.h"
+#include "asyncrl/misc/tensorboard.h"
+#include "asyncrl/proto/checkpoint.pb.h"
+
+namespace asyncrl {
+
+// make_env(process_idx, test): a training (test=false) or evaluation
+// (test=true) environment for worker `process_idx`. The trainer seeds it.
+using MakeEnvFn =
+    std::function<std::unique_ptr<Env>(int process_idx, bool test)>;
+// make_agent(process_idx): worker `process_idx`'s agent. Called once in the
+// parent (process_idx 0) to lay out the shared state, then in every worker.
+using MakeAgentFn = std::function<std::unique_ptr<Agent>(int process_idx)>;
+
+// The run as the parent has laid it out (Place and Start).
+struct RunInfo {
+  const TrainOptions* options = nullptr;
+  ControlBlock* control = nullptr;  // Shared counters of the run.
+  float* params = nullptr;          // The shared parameters.
+  SharedStateSizes sizes;
+};
+
+// One worker's view, when it starts (StartWorker).
+struct WorkerInfo {
+  int process_idx = 0;
+  const TrainOptions* options = nullptr;
+  ControlBlock* control = nullptr;
+  const float* params = nullptr;  // The shared parameters.
+  // The worker's K training environments (not yet reset).
+  std::vector<std::unique_ptr<Env>>* envs = nullptr;
+  // Builds another agent of this worker's kind (e.g. an opponent's).
+  std::function<std::unique_ptr<Agent>()> make_agent;
+};
+
+// An extension's per-worker part: called by that worker only, on its hot
+// loop (keep them cheap). `env` indexes the worker's training environments.
+class WorkerExtension {
+ public:
+  virtual ~WorkerExtension() = default;
+  // Before environment `env` resets for a new episode.
+  virtual void BeforeReset(int64_t env, Env& environment) {
+    (void)env;
+    (void)environment;
+  }
+  // After a step of `env` whose episode goes on: true ends the episode here
+  // (then it is not `measured` in EpisodeEnded).
+  virtual bool CutEpisode(int64_t env) {
+    (void)env;
+    return false;
+  }
+  // Every counted episode of `env`, at global step `t`, before the
+  // evaluation that may follow it. `measured`: it ran to its own end (or
+  // the trainer's episode limit), not cut by the trainer or an extension.
+  virtual void EpisodeEnded(int64_t env, int64_t t, double episode_return,
+                            bool measured) {
+    (void)env;
+    (void)t;
+    (void)episode_return;
+    (void)measured;
+  }
+};
+
+class TrainerExtension {
+ public:
+  virtual ~TrainerExtension() = default;
+
+  // Names the extension in messages.
+  virtual std::string Name() const = 0;
+
+  // Parent, first: the run's options (this host's) and an evaluation
+  // environment (make_env(0, true)) to look at. Throws
+  // std::invalid_argument (InvalidOption) for options that do not fit;
+  // nothing has been written then.
+  virtual void Configure(const TrainOptions& options, Env& probe) {
+    (void)options;
+    (void)probe;
+  }
+  // Parent: bytes of the shared region this extension needs (0: none),
+  // given the agent's shared sizes.
+  virtual size_t SharedBytes(const SharedStateSizes& sizes) const {
+    (void)sizes;
+    return 0;
+  }
+  // Parent, before the checkpoint is loaded and before fork: `shared` is
+  // SharedBytes() zeroed bytes, 64-byte aligned, mapped at the same address
+  // in every process of the run (null when SharedBytes() is 0). Construct
+  // the extension's shared state there.
+  virtual void Place(void* shared, const RunInfo& run) {
+    (void)shared;
+    (void)run;
+  }
+  // Any process, with whatever lock the caller holds: the extension's
+  // state into a checkpoint being saved.
+  virtual void SaveTo(proto::Checkpoint* checkpoint) const { (void)checkpoint; }
+  // Parent, on --resume only: restores the state SaveTo wrote. Throws
+  // std::runtime_error saying what is wrong (the caller names the
+  // checkpoint).
+  virtual void LoadFrom(const proto::Checkpoint& checkpoint) {
+    (void)checkpoint;
+  }
+  // Parent, after the agent and the counters are loaded (or fresh), before
+  // fork.
+  virtual void Start(const RunInfo& run) { (void)run; }
+
+  // scores.txt: the extension's columns, after the agent's statistics.
+  virtual std::vector<std::string> ScoreColumns() const { return {}; }
+  // The evaluating worker, when an evaluation at global step `t` begins:
+  // appends what its columns record of that moment to `cells`.
+  virtual void EvaluationBegins(int64_t t, std::vector<std::string>* cells) {
+    (void)t;
+    (void)cells;
+  }
+  // The evaluating worker: an extension that plays the evaluation itself
+  // returns the returns the row summarises, appends its cells and may send
+  // metrics; std::nullopt leaves it to the next extension or the trainer.
+  virtual std::optional<std::vector<double>> Evaluate(
+      int64_t t, Agent& agent, Env& env, MetricsChannel* metrics,
+      std::vector<std::string>* cells) {
+    (void)t;
+    (void)agent;
+    (void)env;
+    (void)metrics;
+    (void)cells;
+    return std::nullopt;
+  }
+
+  // A worker, after its environments are made and before the first reset:
+  // its per-worker part (null: none).
+  virtual std::unique_ptr<WorkerExtension> StartWorker(const WorkerInfo& w) {
+    (void)w;
+    return nullptr;
+  }
+
+  // Parent, on every tick (about 10 a second): TensorBoard scalars.
+  // `periodic`: about once a second, and at the end.
+  virtual void Report(EventWriter& events, bool periodic) {
+    (void)events;
+    (void)periodic;
+  }
+  // Parent: what the status line adds ("" for nothing), e.g. "lessons 2/3".
+  virtual std::string Status() const { return ""; }
+};
+
+// The extensions of a run, in the order their hooks are called and their
+// columns appear.
+using Extensions = std::vector<std::shared_ptr<TrainerExtension>>;
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_EXPERIMENTS_EXTENSION_H_
