@@ -1,4 +1,4 @@
-// The trainer's one seam for features (curricula, self-play, a user's own):
+// The trainer's one seam for features, built-in or a user's own:
 // TrainAgentAsync knows this interface and nothing of the features behind
 // it. A feature is a TrainerExtension; the program assembles the list
 // (RunTrainer does for the built-in ones) and the trainer calls each hook
@@ -25,6 +25,7 @@
 #include "asyncrl/experiments/metrics.h"
 #include "asyncrl/experiments/shared_region.h"
 #include "asyncrl/experiments/train_options.h"
+#include "asyncrl/misc/process_group.h"
 #include "asyncrl/misc/tensorboard.h"
 #include "asyncrl/proto/checkpoint.pb.h"
 
@@ -41,9 +42,39 @@ using MakeAgentFn = std::function<std::unique_ptr<Agent>(int process_idx)>;
 // The run as the parent has laid it out (Place and Start).
 struct RunInfo {
   const TrainOptions* options = nullptr;
-  ControlBlock* control = nullptr;  // Shared counters of the run.
-  float* params = nullptr;          // The shared parameters.
+  ControlBlock* control = nullptr;   // Shared counters of the run.
+  float* params = nullptr;           // The shared parameters.
+  float* optimizer_state = nullptr;  // The shared optimizer statistics.
   SharedStateSizes sizes;
+  // Saves a checkpoint of the shared state (the parent's agent, the
+  // counters, every extension's SaveTo) to directory `dir`; the parent's
+  // threads may call it. Throws std::runtime_error naming the directory.
+  std::function<void(const std::string& dir)> save;
+};
+
+// How the run ended, as the trainer decided from its workers
+// (TrainerExtension::Conclude may change it).
+struct RunEnd {
+  // 0 done, 1 a worker failed, 128 + signal when stopped.
+  int exit_code = 0;
+  std::string message;  // Empty when done.
+  // Whether the parent saves <step>_except/ from the shared state.
+  bool save_except = false;
+  // The global step the result (and <step>_except/) records.
+  int64_t step = 0;
+  // Lines for the end of the run (RunTrainer prints them after
+  // "finished at step ...").
+  std::vector<std::string> notes;
+};
+
+// Where a worker's global step numbers come from when not from the run's
+// own counter (WorkerExtension::Steps).
+class StepSource {
+ public:
+  virtual ~StepSource() = default;
+  // Claims up to `want` consecutive step numbers; returns the first
+  // (1-based) and sets `granted` (0: none are left).
+  virtual int64_t Claim(int64_t want, int64_t* granted) = 0;
 };
 
 // One worker's view, when it starts (StartWorker).
@@ -54,7 +85,8 @@ struct WorkerInfo {
   const float* params = nullptr;  // The shared parameters.
   // The worker's K training environments (not yet reset).
   std::vector<std::unique_ptr<Env>>* envs = nullptr;
-  // Builds another agent of this worker's kind (e.g. an opponent's).
+  // Builds another agent of this worker's kind (one the extension plays
+  // with, never the learner).
   std::function<std::unique_ptr<Agent>()> make_agent;
 };
 
@@ -63,6 +95,16 @@ struct WorkerInfo {
 class WorkerExtension {
  public:
   virtual ~WorkerExtension() = default;
+  // Before the worker's first step (after every extension's StartWorker):
+  // may block until the worker can train; false: it leaves at once,
+  // without training.
+  virtual bool Ready() { return true; }
+  // After Ready(): a source of step numbers that replaces the run's
+  // counter (null: the counter). Step numbers from elsewhere are not this
+  // run's alone: the worker that takes a multiple of the checkpoint
+  // interval, or the last step, saves no checkpoint then (the extension
+  // does, from the parent, through RunInfo::save).
+  virtual StepSource* Steps() { return nullptr; }
   // Before environment `env` resets for a new episode.
   virtual void BeforeReset(int64_t env, Env& environment) {
     (void)env;
@@ -92,6 +134,11 @@ class TrainerExtension {
 
   // Names the extension in messages.
   virtual std::string Name() const = 0;
+
+  // Parent, before anything else (the options are valid): this host's
+  // options, which the run then uses (e.g. another seed). Throws
+  // InvalidOption for options that do not fit.
+  virtual void AdjustOptions(TrainOptions* options) const { (void)options; }
 
   // Parent, first: the run's options (this host's) and an evaluation
   // environment (make_env(0, true)) to look at. Throws
@@ -163,8 +210,23 @@ class TrainerExtension {
     (void)events;
     (void)periodic;
   }
-  // Parent: what the status line adds ("" for nothing), e.g. "lessons 2/3".
+  // Parent: what the status line adds ("" for nothing), e.g. "best 2.5".
   virtual std::string Status() const { return ""; }
+
+  // Parent, right after the workers are forked.
+  virtual void WorkersStarted() {}
+  // Parent, when every worker has ended, before the last report.
+  virtual void WorkersEnded(const GroupReport& report) { (void)report; }
+  // Parent, last: may change how the run ended (exit code, message,
+  // whether <step>_except/ is saved and at which step, notes).
+  virtual void Conclude(const GroupReport& report, RunEnd* end) {
+    (void)report;
+    (void)end;
+  }
+  // Parent, when the run is over however it ended (also when the trainer
+  // throws), before the shared region is unmapped: stop what still uses
+  // it (threads, pointers into the region).
+  virtual void Release() {}
 };
 
 // The extensions of a run, in the order their hooks are called and their

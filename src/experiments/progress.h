@@ -23,7 +23,7 @@ class Progress {
   // `out` may be null (silent). `is_tty`: `out` is a terminal; redraw in place
   // with a bar.
   // `status` (may be empty) adds the run's extensions' words after the
-  // policy lag ("lessons force 2/3"; "" for nothing).
+  // policy lag (the extensions' Status(); "" for nothing).
   Progress(const TrainOptions& options, const ControlBlock& control,
            Clock::time_point start, std::ostream* out, bool is_tty,
            std::function<std::string()> status = {});

@@ -361,7 +361,9 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
   }
   t.outdir = f.outdir;  // The run directory is chosen later.
   // Each options struct's own rules, reported as the flags that filled it.
+  f.dist.Validate();
   t.Validate();
+  if (f.dist.Enabled()) f.dist.ValidateWith(t);
   if (f.curriculum) f.curriculum->Validate();
   f.self_play.Validate();
   a.Validate();
@@ -511,6 +513,9 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
                                              "debug, info, warning or error");
   po::options_description trainer("Trainer");
   FlagSpecs trainer_flags = t.Flags();
+  FlagSpecs dist_flags = f.dist.Flags();
+  trainer_flags.insert(trainer_flags.end(), dist_flags.begin(),
+                       dist_flags.end());
   FlagSpecs game_flags = f.self_play.Flags();
   trainer_flags.insert(trainer_flags.end(), game_flags.begin(),
                        game_flags.end());

@@ -16,6 +16,7 @@
 #include "asyncrl/agents/a3c.h"
 #include "asyncrl/envs/env.h"
 #include "asyncrl/experiments/curriculum/curriculum.h"
+#include "asyncrl/experiments/hosts/hosts_options.h"
 #include "asyncrl/experiments/self_play/self_play.h"
 #include "asyncrl/experiments/train_options.h"
 #include "asyncrl/misc/flag_spec.h"
@@ -40,6 +41,9 @@ struct RunFlags {
   // pool, the opponents of training and evaluation, ratings. Used when the
   // environment is a game (envs/games/self_play_env.h).
   SelfPlayOptions self_play;
+  // Hosts that train this model together (experiments/hosts/); nnodes 1:
+  // this host alone.
+  DistOptions dist;
   std::string arch = "auto";
   std::string outdir = "results";
   double reward_scale_factor = 0.01;

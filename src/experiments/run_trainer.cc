@@ -14,6 +14,7 @@
 #include "asyncrl/envs/wrappers.h"
 #include "asyncrl/experiments/curriculum/curriculum_extension.h"
 #include "asyncrl/experiments/evaluator.h"
+#include "asyncrl/experiments/hosts/hosts_extension.h"
 #include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/experiments/self_play/self_play.h"
 #include "asyncrl/experiments/self_play/self_play_extension.h"
@@ -101,9 +102,9 @@ class TrainerRun {
       context.process_idx = idx;
       context.observation_space = obs;
       context.action_space = act;
-      // With several hosts, each its own (TrainOptions::ForThisHost).
-      context.seed = static_cast<uint64_t>(
-          TrainEnvSeed(idx, f_.train.ForThisHost().seed, f_.train.processes));
+      // With several hosts, each its own (ForThisHost).
+      context.seed = static_cast<uint64_t>(TrainEnvSeed(
+          idx, ForThisHost(f_.train, f_.dist).seed, f_.train.processes));
       context.flags = &f_;
       return plugins_.make_agent(context);
     };
@@ -117,6 +118,9 @@ class TrainerRun {
           std::make_shared<CurriculumExtension>(f_.curriculum));
     }
     extensions.push_back(std::make_shared<SelfPlayExtension>(f_.self_play));
+    if (f_.dist.Enabled()) {
+      extensions.push_back(std::make_shared<HostsExtension>(f_.dist));
+    }
     if (plugins_.extensions) {
       for (auto& extension : plugins_.extensions(f_)) {
         if (!extension) {
@@ -261,14 +265,8 @@ class TrainerRun {
     std::cout << "finished at step " << result.global_step << " after "
               << result.episodes << " episodes; results in " << run.string()
               << std::endl;
-    if (options.dist.Enabled()) {
-      char digest[17];
-      std::snprintf(digest, sizeof(digest), "%016llx",
-                    static_cast<unsigned long long>(result.parameter_digest));
-      std::cout << "rank " << options.dist.node_rank << " of "
-                << options.dist.nnodes << ": parameters after the last of "
-                << result.host_rounds << " averages: digest " << digest
-                << " (the same on every host)" << std::endl;
+    for (const std::string& note : result.notes) {
+      std::cout << note << std::endl;
     }
     return 0;
   }

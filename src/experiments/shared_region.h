@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "asyncrl/agents/agent.h"
-#include "asyncrl/experiments/distributed.h"
 
 namespace asyncrl {
 
@@ -32,8 +31,8 @@ struct ControlBlock {
   std::atomic<double> last_score{0.0};
   std::atomic<int32_t> has_last_score{0};
   // The global step this run started from (non-zero when resumed).
-  // (Atomic: with several hosts, the parent's coordinator thread sets it
-  // while the status line reads it.)
+  // (Atomic: an extension's thread in the parent may set it while the
+  // status line reads it.)
   std::atomic<int64_t> start_step{0};
   // Seconds of training before this process started (from a resumed
   // checkpoint) and when it started (steady clock, shared by all processes
@@ -62,8 +61,6 @@ struct ControlBlock {
   std::atomic<int32_t> has_best_score{0};
   // Agent updates and their policy lags (agents/agent.h).
   SharedCounters agent_counters;
-  // Hosts training together (experiments/distributed.h).
-  DistBlock dist;
 };
 
 static_assert(std::atomic<int64_t>::is_always_lock_free,

@@ -122,10 +122,9 @@ struct ReleaseStopSignalsOnReturn {
   }
 };
 
-// One run of the trainer, in the order of its phases: Prepare (options,
-// folder, the parent's agent, the extensions), LayOutSharedState,
-// RestoreState, StartHosts, RunWorkers (each worker: RunWorker), EndHosts,
-// Conclude.
+// One run of the trainer, in the order of its phases: Prepare (folder, the
+// parent's agent, the extensions), LayOutSharedState, RestoreState,
+// WriteScoresHeader, RunWorkers (each worker: RunWorker), Conclude.
 class Trainer {
  public:
   Trainer(const TrainOptions& options, const MakeEnvFn& make_env,
@@ -138,40 +137,24 @@ class Trainer {
         log_(log),
         extensions_(extensions),
         outdir_(options.outdir) {}
+  ~Trainer() {
+    for (const auto& extension : extensions_) extension->Release();
+  }
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
 
   TrainResult Run() {
     Prepare();
     LayOutSharedState();
     RestoreState();
-    StartHosts();
     WriteScoresHeader();
     RunWorkers();
     return Conclude();
   }
 
  private:
-  bool hosts() const { return options_.dist.Enabled(); }
-
-  void WarnAboutHosts() const {
-    if (!options_.dist.Loopback()) {
-      Log(LogLevel::kWarning,
-          "dist: --master-addr=" + options_.dist.master_addr +
-              " is not a loopback address: the hosts' traffic (store and "
-              "Gloo) is unauthenticated and unencrypted; keep it inside a "
-              "trusted network");
-    } else if (options_.dist.node_rank == 0) {
-      Log(LogLevel::kWarning,
-          "dist: rank 0's store listens on port " +
-              std::to_string(options_.dist.Port()) +
-              " of every interface, not only loopback (LibTorch 1.13's "
-              "TCPStore cannot bind one address), unauthenticated: keep the "
-              "port closed to untrusted networks");
-    }
-  }
-
   // Everything that can refuse the run, before the shared state exists.
   void Prepare() {
-    if (hosts()) WarnAboutHosts();
     std::error_code ec;
     fs::create_directories(options_.outdir, ec);
     if (ec || !fs::is_directory(options_.outdir)) {
@@ -181,13 +164,6 @@ class Trainer {
           (ec ? " (" + ec.message() + ")" : std::string()));
     }
     ConfigureTorchForFork();
-    if (hosts()) {
-      // A host that dies leaves sockets whose next write raises SIGPIPE in
-      // the others (Gloo and the store do not all write with MSG_NOSIGNAL),
-      // which would kill them silently, without <t>_except/: the write
-      // fails with EPIPE instead and is reported. The workers inherit it.
-      signal(SIGPIPE, SIG_IGN);
-    }
     // The parent's agent lays out the shared state and saves _except.
     parent_agent_ = make_agent_(0);
     if (!parent_agent_) {
@@ -229,7 +205,12 @@ class Trainer {
     run.options = &options_;
     run.control = &region_->control();
     run.params = region_->params();
+    run.optimizer_state = region_->optimizer_state();
     run.sizes = sizes_;
+    run.save = [this](const std::string& dir) {
+      SaveSnapshot(*parent_agent_, region_->control(), options_, extensions_,
+                   dir);
+    };
     return run;
   }
 
@@ -262,32 +243,6 @@ class Trainer {
     control.MarkStart();
     const RunInfo run = Info();
     for (const auto& extension : extensions_) extension->Start(run);
-  }
-
-  // Several hosts: formed, checked and synced by this thread, started once
-  // the workers are forked.
-  void StartHosts() {
-    if (!hosts()) return;
-    ControlBlock& control = region_->control();
-    coordinator_ = std::make_unique<HostCoordinator>(
-        options_.dist, control, region_->params(), sizes_.params,
-        region_->optimizer_state(), sizes_.optimizer, options_.config);
-    if (options_.dist.node_rank != 0 || options_.checkpoint_interval <= 0) {
-      return;
-    }
-    // Rank 0's periodic checkpoints: at the first average after each
-    // multiple of the interval, named by the global step then (its workers
-    // see only some step numbers; the hosts' steps are counted at the
-    // averages).
-    const int64_t interval = options_.checkpoint_interval;
-    auto last = std::make_shared<int64_t>(control.start_step.load() / interval);
-    coordinator_->OnAveraged([this, interval, last](int64_t total) {
-      if (total / interval <= *last) return;
-      *last = total / interval;
-      SaveSnapshot(*parent_agent_, region_->control(), options_, extensions_,
-                   CheckpointDir(options_.outdir, total));
-      PruneCheckpoints(options_.outdir, options_.keep_checkpoints);
-    });
   }
 
   // scores.txt's header: the agent's statistics, then each extension's
@@ -328,7 +283,7 @@ class Trainer {
     // its 16k records never fill.
     group.tick_interval = kTickInterval;
     group.on_started = [&](const std::vector<pid_t>& pids) {
-      if (coordinator_) coordinator_->Start();
+      for (const auto& extension : extensions_) extension->WorkersStarted();
       parent_profile =
           std::make_unique<ProfileScope>(options_.profile, outdir_, "parent");
       if (LogEnabled(LogLevel::kDebug)) {
@@ -351,7 +306,9 @@ class Trainer {
                             // throw.
     result_.report =
         RunProcessGroup(group, [this](int idx) { RunWorker(idx); });
-    if (coordinator_) EndHosts();
+    for (const auto& extension : extensions_) {
+      extension->WorkersEnded(result_.report);
+    }
     parent_profile.reset();
     monitor.Tick(/*final_tick=*/true);
     if (log_ != nullptr && options_.progress_interval.count() > 0) {
@@ -408,32 +365,14 @@ class Trainer {
         ctx.worker_extensions.push_back(std::move(part));
       }
     }
-    std::unique_ptr<StepLeases> leases;
-    if (hosts()) {
-      if (!WaitForHosts(control)) return;
-      leases = std::make_unique<StepLeases>(options_.dist, options_.steps);
-      ctx.leases = leases.get();
+    for (const auto& part : ctx.worker_extensions) {
+      if (!part->Ready()) return;
+    }
+    for (const auto& part : ctx.worker_extensions) {
+      if (StepSource* steps = part->Steps()) ctx.steps = steps;
     }
     TrainLoop(ctx);
     WriteStatistics(outdir_, idx, *agent);
-  }
-
-  // Every host finishes together: the last average waits for the others.
-  void EndHosts() {
-    const GroupReport& r = result_.report;
-    std::string why;
-    if (r.first_failure >= 0) {
-      why = r.workers[r.first_failure].Describe();
-    } else if (r.stop_signal != 0) {
-      why = "stopped by " + SignalName(r.stop_signal);
-    }
-    coordinator_->LocalEnded(
-        r.Ok() ? HostCoordinator::LocalEnd::kDone
-               : HostCoordinator::LocalEnd::kFailed,
-        "rank " + std::to_string(options_.dist.node_rank) + ": " + why);
-    coordinator_->Join();
-    result_.parameter_digest = coordinator_->ParameterDigest();
-    result_.host_rounds = coordinator_->Rounds();
   }
 
   // The result, and <t>_except/ when the run did not end well.
@@ -449,12 +388,26 @@ class Trainer {
               "the parent drains it every " +
               std::to_string(kTickInterval.count()) + " ms)");
     }
-    if (!NeedsExceptCheckpoint()) return result_;
-    if (coordinator_ && coordinator_->Formed()) {
-      // The hosts' steps at the last average plus this host's since.
-      control.global_step.store(coordinator_->StepsNow());
-      result_.global_step = control.global_step.load();
+    const GroupReport& report = result_.report;
+    RunEnd end;
+    end.step = result_.global_step;
+    if (report.first_failure >= 0) {
+      end.exit_code = 1;
+      end.message = report.workers[report.first_failure].Describe();
+    } else if (!report.Ok()) {
+      end.exit_code = 128 + report.stop_signal;
+      end.message = "stopped by " + SignalName(report.stop_signal);
     }
+    end.save_except = !report.Ok();
+    for (const auto& extension : extensions_) {
+      extension->Conclude(report, &end);
+    }
+    result_.exit_code = end.exit_code;
+    result_.message = end.message;
+    result_.notes = end.notes;
+    if (!end.save_except) return result_;
+    control.global_step.store(end.step);
+    result_.global_step = end.step;
     result_.except_dir = ExceptDir(options_.outdir, result_.global_step);
     try {
       SaveSnapshot(*parent_agent_, control, options_, extensions_,
@@ -465,40 +418,6 @@ class Trainer {
       result_.except_dir.clear();
     }
     return result_;
-  }
-
-  // Sets the exit code and message; true when <t>_except/ is to be saved.
-  bool NeedsExceptCheckpoint() {
-    const GroupReport& report = result_.report;
-    const std::string rank =
-        hosts() ? "rank " + std::to_string(options_.dist.node_rank) + ": " : "";
-    if (coordinator_ && coordinator_->LostHost()) {
-      result_.exit_code = 1;
-      result_.message = coordinator_->Message();
-    } else if (coordinator_ && report.Ok()) {
-      if (coordinator_->ExitCode() == 0) {
-        // Rank 0 saves what the hosts' last average is.
-        if (options_.dist.node_rank == 0 &&
-            coordinator_->TotalSteps() == options_.steps) {
-          SaveSnapshot(*parent_agent_, region_->control(), options_,
-                       extensions_, FinishDir(options_.outdir, options_.steps));
-        }
-        return false;
-      }
-      result_.exit_code = coordinator_->ExitCode();
-      result_.message = coordinator_->Message();
-      // Refused, or the hosts never met: nothing was trained.
-      if (!coordinator_->Formed() || result_.exit_code == 2) return false;
-    } else if (report.Ok()) {
-      return false;
-    } else if (report.first_failure >= 0) {
-      result_.exit_code = 1;
-      result_.message = rank + report.workers[report.first_failure].Describe();
-    } else {
-      result_.exit_code = 128 + report.stop_signal;
-      result_.message = rank + "stopped by " + SignalName(report.stop_signal);
-    }
-    return true;
   }
 
   const TrainOptions& options_;
@@ -512,7 +431,6 @@ class Trainer {
   std::unique_ptr<Agent> parent_agent_;
   SharedStateSizes sizes_;
   std::unique_ptr<SharedRegion> region_;
-  std::unique_ptr<HostCoordinator> coordinator_;
   MetricsChannel metrics_;
   ReleaseStopSignalsOnReturn release_;
   TrainResult result_;
@@ -526,7 +444,8 @@ TrainResult TrainAgentAsync(const TrainOptions& given,
                             const std::vector<StepHook>& hooks,
                             std::ostream* log, const Extensions& extensions) {
   given.Validate();
-  const TrainOptions options = given.ForThisHost();
+  TrainOptions options = given;
+  for (const auto& extension : extensions) extension->AdjustOptions(&options);
   return Trainer(options, make_env, make_agent, hooks, log, extensions).Run();
 }
 

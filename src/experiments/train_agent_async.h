@@ -34,10 +34,9 @@ struct TrainResult {
   // (also logged as a warning at the end of the run).
   int64_t metrics_dropped = 0;
   GroupReport report;
-  // Several hosts: FNV-1a of the parameters after the last average (equal
-  // on every host after a finished run) and the averaging rounds.
-  uint64_t parameter_digest = 0;
-  int64_t host_rounds = 0;
+  // Lines the extensions add for the end of a finished run
+  // (RunEnd::notes).
+  std::vector<std::string> notes;
 };
 
 // Trains until options.steps global steps, a successful evaluation, a

@@ -142,17 +142,13 @@ class Worker {
     }
   }
 
-  // Claims up to `want` step numbers: from this host's counter, or with
-  // several hosts from this worker's lease, counted in the host's taken
-  // steps (the parent's coordinator sums every host's into the global
-  // step at each average).
+  // Claims up to `want` step numbers: from the run's counter, or from the
+  // worker's StepSource.
   int64_t Claim(int64_t want, int64_t* granted) {
-    if (ctx_.leases == nullptr) {
+    if (ctx_.steps == nullptr) {
       return ClaimSteps(control_, options_.steps, want, granted);
     }
-    const int64_t first = ctx_.leases->Claim(want, granted);
-    if (*granted > 0) control_.dist.taken.fetch_add(*granted);
-    return first;
+    return ctx_.steps->Claim(want, granted);
   }
 
   void SaveFinish() {
@@ -160,11 +156,11 @@ class Worker {
                  FinishDir(options_.outdir, options_.steps));
   }
 
-  // Saves <t>_checkpoint/ when t is a multiple of the interval. With
-  // several hosts, rank 0's parent saves them (its workers take only some
-  // step numbers).
+  // Saves <t>_checkpoint/ when t is a multiple of the interval. Step
+  // numbers from a StepSource are not this run's alone: its extension
+  // saves them.
   void MaybeCheckpoint(int64_t t) {
-    if (options_.checkpoint_interval <= 0 || ctx_.leases != nullptr ||
+    if (options_.checkpoint_interval <= 0 || ctx_.steps != nullptr ||
         t % options_.checkpoint_interval != 0) {
       return;
     }
@@ -283,7 +279,7 @@ class Worker {
         if (ended[j] || cut_by_trainer) {
           EndEpisode(j, first + j, returns[j], len[j],
                      /*measured=*/!cut_by_trainer && !extension_cut[j]);
-          if (first + j == options_.steps && ctx_.leases == nullptr) {
+          if (first + j == options_.steps && ctx_.steps == nullptr) {
             SaveFinish();
           }
           len[j] = 0;

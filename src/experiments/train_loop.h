@@ -37,17 +37,17 @@ struct WorkerContext {
   // parts of them (TrainerExtension::StartWorker), called in order.
   Extensions extensions;
   std::vector<std::unique_ptr<WorkerExtension>> worker_extensions;
-  // With several hosts: the step numbers this worker takes (leases from
-  // the run's counter on rank 0); null: the shared counter of this host.
-  StepLeases* leases = nullptr;
+  // Where this worker's step numbers come from when not from the run's
+  // counter (WorkerExtension::Steps); null: the counter.
+  StepSource* steps = nullptr;
 };
 
 // Runs until the global step counter reaches options.steps (it never passes
 // it: each step is claimed before it is taken), training is done, or the stop
 // flag is raised. The worker whose claim is exactly `steps` saves
-// <steps>_finish/ (with several hosts, rank 0's parent does, after the last
-// average). Worker 0 logs every episode end at debug level. Throws
-// whatever the agent, environments or hooks throw.
+// <steps>_finish/ (unless its step numbers come from a StepSource: then
+// the extension that provides them saves it). Worker 0 logs every episode end
+// at debug level. Throws whatever the agent, environments or hooks throw.
 void TrainLoop(WorkerContext& ctx);
 
 }  // namespace asyncrl

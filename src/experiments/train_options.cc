@@ -17,18 +17,10 @@ void TrainOptions::Validate() const {
           "envs_per_process", envs_per_process,
           "an integer in [1, " + std::to_string(kMaxWorkers) + "]");
   Require(seed >= 0, "seed", seed, "an integer >= 0");
-  dist.Validate();
-  // Every environment gets its own seed below kMaxSeed (misc/seeding.h);
-  // each host derives its own (ForThisHost).
+  // Every environment gets its own seed below kMaxSeed (misc/seeding.h).
   const int64_t streams = int64_t{processes} * envs_per_process;
-  Require(
-      seed <= ((kMaxSeed - streams) / streams - dist.nnodes + 1) / dist.nnodes,
-      "seed", seed,
-      dist.Enabled() ? "(seed * nnodes + nnodes) * processes * "
-                       "envs_per_process < " +
-                           std::to_string(kMaxSeed)
-                     : "seed * processes * envs_per_process < " +
-                           std::to_string(kMaxSeed));
+  Require(seed <= (kMaxSeed - streams) / streams, "seed", seed,
+          "seed * processes * envs_per_process < " + std::to_string(kMaxSeed));
   Require(max_episode_len >= 0, "max_episode_len", max_episode_len,
           "0 (the environment's limit) or a positive integer");
   Require(eval_interval >= 0, "eval_interval", eval_interval,
@@ -62,20 +54,7 @@ void TrainOptions::Validate() const {
           "0 with resume (it continues at the checkpoint's step)");
 }
 
-TrainOptions TrainOptions::ForThisHost() const {
-  TrainOptions out = *this;
-  if (!dist.Enabled()) return out;
-  out.seed = seed * dist.nnodes + dist.node_rank;
-  if (dist.node_rank != 0) {
-    out.eval_interval = 0;
-    out.checkpoint_interval = 0;
-    out.successful_score.reset();
-  }
-  return out;
-}
-
 FlagSpecs TrainOptions::Flags() {
-  FlagSpecs dist_flags = dist.Flags();
   FlagSpecs flags = {
       {"processes", "worker processes", &processes},
       {"steps", "global steps to train", &steps},
@@ -104,7 +83,6 @@ FlagSpecs TrainOptions::Flags() {
        "write a CPU profile per process to profile-<process_idx>-<pid>.prof "
        "(read with google-pprof --text)",
        &profile}};
-  flags.insert(flags.end(), dist_flags.begin(), dist_flags.end());
   return flags;
 }
 

@@ -11,7 +11,6 @@
 #include <optional>
 #include <string>
 
-#include "asyncrl/experiments/distributed.h"
 #include "asyncrl/misc/flag_spec.h"
 
 namespace asyncrl {
@@ -70,16 +69,8 @@ struct TrainOptions {
   std::map<std::string, std::string> config;
   std::string env_name;
   // What the training environments multiply rewards by (an extension that
-  // measures returns, such as a curriculum's, divides it out).
+  // measures returns in the environment's units divides it out).
   double reward_scale = 1.0;
-  // Hosts that train this model together (experiments/distributed.h);
-  // nnodes 1: this host alone.
-  DistOptions dist;
-
-  // This host's options: with several hosts, its own seed (seed * nnodes +
-  // node_rank), and evaluation, periodic checkpoints and the successful
-  // score only on rank 0.
-  TrainOptions ForThisHost() const;
 
   // Throws InvalidOption (misc/validate.h), a std::invalid_argument:
   // "<field>=<value> is invalid; accepted: ...".

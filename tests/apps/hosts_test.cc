@@ -1,4 +1,4 @@
-// Several hosts training one model (experiments/distributed.h), each host a
+// Several hosts training one model (experiments/hosts/), each host a
 // train_a3c process tree of its own on 127.0.0.1 with its own port: the run
 // ends at exactly --steps with identical parameters everywhere, rank 0's
 // checkpoints load back and resume, options that differ are refused, and a
@@ -20,7 +20,8 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "../experiments/test_helpers.h"
-#include "asyncrl/experiments/distributed.h"
+#include "asyncrl/experiments/hosts/hosts_options.h"
+#include "asyncrl/experiments/hosts/step_leases.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "spawned.h"
 

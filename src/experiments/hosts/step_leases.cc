@@ -1,0 +1,82 @@
+#include "asyncrl/experiments/hosts/step_leases.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "asyncrl/experiments/hosts/transport.h"
+#include "asyncrl/experiments/shared_region.h"
+
+namespace asyncrl {
+namespace {
+
+// A lease lasts about this long at the worker's pace.
+constexpr double kLeaseSeconds = 0.05;
+
+}  // namespace
+
+struct StepLeases::Impl {
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  int64_t steps = 0;
+  int64_t next = 0;  // Numbers next+1 .. end are this worker's.
+  int64_t end = 0;
+  bool exhausted = false;
+  int64_t multiple = 4;  // Lease size in claims of `want`.
+  HostClock::time_point leased_at;
+};
+
+StepLeases::StepLeases(const DistOptions& options, int64_t steps)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->store = ConnectStore(options, /*server=*/false);
+  impl_->steps = steps;
+}
+
+StepLeases::~StepLeases() = default;
+
+int64_t StepLeases::Claim(int64_t want, int64_t* granted) {
+  Impl& s = *impl_;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (s.next < s.end) {
+      *granted = std::min(want, s.end - s.next);
+      const int64_t first = s.next + 1;
+      s.next += *granted;
+      return first;
+    }
+    if (s.exhausted) break;
+    // About kLeaseSeconds of this worker's steps: double while a lease
+    // lasts under half of that, halve while it lasts over twice.
+    const auto now = HostClock::now();
+    if (s.end > 0) {
+      const double lasted =
+          std::chrono::duration<double>(now - s.leased_at).count();
+      if (lasted < kLeaseSeconds / 2)
+        s.multiple = std::min<int64_t>(s.multiple * 2, 1 << 16);
+      if (lasted > kLeaseSeconds * 2)
+        s.multiple = std::max<int64_t>(s.multiple / 2, 1);
+    }
+    s.leased_at = now;
+    const int64_t size = s.multiple * want;
+    const int64_t after = s.store->add(kStepKey, size);
+    const int64_t begin = after - size;
+    if (begin >= s.steps) {
+      s.exhausted = true;
+      break;
+    }
+    s.next = begin;
+    s.end = std::min(after, s.steps);
+  }
+  *granted = 0;
+  return 0;
+}
+
+bool WaitForHosts(const HostsBlock& block, const ControlBlock& control) {
+  // Only at a worker's start, while the hosts rendezvous.
+  while (true) {
+    const int32_t ready = block.ready.load();
+    if (ready == 1) return true;
+    if (ready == 2 || control.stop.load() != 0) return false;
+    usleep(2000);
+  }
+}
+
+}  // namespace asyncrl
