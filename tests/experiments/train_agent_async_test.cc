@@ -532,10 +532,20 @@ class RecordingExtension : public TrainerExtension {
     EXPECT_EQ(w.envs->size(), 1u);
     return std::make_unique<RecordingWorker>(*block);
   }
+  // The shared area is unmapped when the run returns: what the test reads
+  // is copied at the end.
+  void WorkersEnded(const GroupReport&) override {
+    worker_starts = block->worker_starts.load();
+    resets = block->resets.load();
+    measured = block->measured.load();
+    unmeasured = block->unmeasured.load();
+    cuts = block->cuts.load();
+  }
 
   int configured = 0;
   int started = 0;
   RecordingBlock* block = nullptr;
+  int64_t worker_starts = 0, resets = 0, measured = 0, unmeasured = 0, cuts = 0;
 };
 
 TEST_F(TrainAgentAsyncTest, AnExtensionsHooksAreCalledInEveryProcess) {
@@ -549,18 +559,18 @@ TEST_F(TrainAgentAsyncTest, AnExtensionsHooksAreCalledInEveryProcess) {
   ASSERT_EQ(r.exit_code, 0) << r.message;
   EXPECT_EQ(recording->configured, 1);
   EXPECT_EQ(recording->started, 1);
-  const RecordingBlock& b = *recording->block;
-  EXPECT_EQ(b.worker_starts.load(), 2);
+  const RecordingExtension& b = *recording;
+  EXPECT_EQ(b.worker_starts, 2);
   // Every counted episode passed EpisodeEnded once; the extension's cuts are
   // not measured (nor are the last rows the trainer cuts at the budget).
-  EXPECT_EQ(b.measured.load() + b.unmeasured.load(), r.episodes);
-  EXPECT_GE(b.unmeasured.load(), b.cuts.load());
-  EXPECT_LE(b.unmeasured.load(), b.cuts.load() + 2);
-  EXPECT_GT(b.cuts.load(), 0);
+  EXPECT_EQ(b.measured + b.unmeasured, r.episodes);
+  EXPECT_GE(b.unmeasured, b.cuts);
+  EXPECT_LE(b.unmeasured, b.cuts + 2);
+  EXPECT_GT(b.cuts, 0);
   // A reset for each worker's first episode and after each episode but the
   // ones the budget ended.
-  EXPECT_GE(b.resets.load(), r.episodes);
-  EXPECT_LE(b.resets.load(), r.episodes + 2);
+  EXPECT_GE(b.resets, r.episodes);
+  EXPECT_LE(b.resets, r.episodes + 2);
   const std::vector<std::string> lines = ReadLines(Path("scores.txt"));
   ASSERT_EQ(lines.size(), 5u);
   EXPECT_EQ(Split(lines[0], '\t').back(), "at");
@@ -571,8 +581,12 @@ TEST_F(TrainAgentAsyncTest, AnExtensionsHooksAreCalledInEveryProcess) {
   }
   const proto::Checkpoint finish =
       LoadCheckpointDir(Path("4000_finish").string());
-  EXPECT_EQ(finish.metadata().config().at("recorded_cuts"),
-            std::to_string(b.cuts.load()));
+  // SaveTo wrote its state into the checkpoint (the other worker may cut
+  // an episode after the last step's worker saved it).
+  const int64_t recorded =
+      std::stoll(finish.metadata().config().at("recorded_cuts"));
+  EXPECT_GT(recorded, 0);
+  EXPECT_LE(recorded, b.cuts);
 }
 
 TEST_F(TrainAgentAsyncTest, LearnsCartPoleV0WithAFixedSeed) {
