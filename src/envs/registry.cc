@@ -23,8 +23,11 @@ void EnvOptions::Validate() const {
 }
 
 void EnvRegistry::Register(const std::string& name, Factory factory,
-                           int64_t max_episode_steps) {
-  if (!entries_.emplace(name, Entry{std::move(factory), max_episode_steps})
+                           int64_t max_episode_steps,
+                           TrainingDefaults defaults) {
+  if (!entries_
+           .emplace(name,
+                    Entry{std::move(factory), max_episode_steps, defaults})
            .second) {
     throw std::logic_error("environment '" + name + "' is already registered");
   }
@@ -32,6 +35,11 @@ void EnvRegistry::Register(const std::string& name, Factory factory,
 
 bool EnvRegistry::Contains(const std::string& name) const {
   return entries_.count(name) > 0;
+}
+
+TrainingDefaults EnvRegistry::Defaults(const std::string& name) const {
+  const auto it = entries_.find(name);
+  return it == entries_.end() ? TrainingDefaults{} : it->second.defaults;
 }
 
 std::vector<std::string> EnvRegistry::Names() const {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,16 +26,29 @@ struct EnvOptions {
   void Validate() const;
 };
 
+// What an environment family asks of a training run where the command line
+// says nothing (as EnvPool and Sample Factory let each family declare its
+// own defaults beside it). Unset: the program's own default.
+struct TrainingDefaults {
+  // What training rewards are multiplied by (--reward-scale-factor).
+  std::optional<double> reward_scale;
+  // The entropy bonus's weight (--beta).
+  std::optional<double> entropy_weight;
+};
+
 // Not thread-safe while registering; lookups after registration are const.
 class EnvRegistry {
  public:
   using Factory = std::function<std::unique_ptr<Env>()>;
 
-  // Registers `name` with a factory of the unwrapped environment and its
-  // default episode limit (0 = none). Throws if the name is taken.
+  // Registers `name` with a factory of the unwrapped environment, its
+  // default episode limit (0 = none) and its family's training defaults.
+  // Throws if the name is taken.
   void Register(const std::string& name, Factory factory,
-                int64_t max_episode_steps);
+                int64_t max_episode_steps, TrainingDefaults defaults = {});
   bool Contains(const std::string& name) const;
+  // The training defaults `name` was registered with ({} if unknown).
+  TrainingDefaults Defaults(const std::string& name) const;
   std::vector<std::string> Names() const;
   // Throws std::invalid_argument listing every registered name if unknown.
   std::unique_ptr<Env> Make(const std::string& name,
@@ -44,6 +58,7 @@ class EnvRegistry {
   struct Entry {
     Factory factory;
     int64_t max_episode_steps;
+    TrainingDefaults defaults;
   };
   std::map<std::string, Entry> entries_;
 };

@@ -100,10 +100,6 @@ const std::set<std::string> kPerInvocation = {
     "resume", "load",      "demo",  "config",  "help",       "version",
     "outdir", "log-level", "quiet", "profile", "step-offset"};
 
-// train_a3c's entropy weight for two-player games (A3C's default, the
-// reference's 0.01, for everything else).
-constexpr double kGameBeta = 0.1;
-
 // Options whose change breaks a run: the network and its inputs.
 const std::set<std::string> kBreaking = {"env", "arch", "scale-observations"};
 
@@ -128,10 +124,69 @@ std::map<std::string, std::string> ReadArgsJson(const std::string& path) {
   return args;
 }
 
-// Fills every option the command line did not give from the resumed run's
-// args.json (boost replaces defaulted values, never given ones).
+// Adds the tokens that give option `key` the value `value` as a command
+// line would: "--key=value", one token, so that a value stays a value (a
+// newline in it is part of it, never a new option); a switch (such as
+// lr-decay) takes true/1/yes (its flag) or false/0/no (nothing). Throws
+// std::invalid_argument for a switch with another value.
+void AppendTokens(const po::options_description& desc, const std::string& key,
+                  const std::string& value, std::vector<std::string>* tokens) {
+  const po::option_description* option =
+      desc.find_nothrow(key, /*approx=*/false);
+  if (option != nullptr && option->semantic()->max_tokens() == 0) {
+    if (value == "true" || value == "1" || value == "yes") {
+      tokens->push_back("--" + key);
+    } else if (value != "false" && value != "0" && value != "no") {
+      throw std::invalid_argument(key + " = " + value +
+                                  ": accepted: true or false");
+    }
+    return;
+  }
+  tokens->push_back("--" + key + "=" + value);
+}
+
+// Stores `tokens` after what `vm` holds: a value given before wins.
+void StoreTokens(const std::vector<std::string>& tokens,
+                 const po::options_description& desc, po::variables_map& vm) {
+  po::store(po::command_line_parser(tokens).options(desc).run(), vm);
+}
+
+// --config FILE: its 'key = value' lines, after the command line.
+void StoreConfigFile(po::variables_map& vm,
+                     const po::options_description& desc) {
+  const std::string path = vm["config"].as<std::string>();
+  std::ifstream in(path);
+  if (!in) {
+    throw FlagError("--config=" + path +
+                    " is invalid; accepted: a readable file of 'key = "
+                    "value' lines");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  std::vector<std::string> tokens;
+  try {
+    for (const auto& [key, value] : ParseConfigText(text.str())) {
+      if (key == "config") {
+        throw std::invalid_argument("'config' cannot be set in a config file");
+      }
+      AppendTokens(desc, key, value, &tokens);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw FlagError("--config=" + path + " is invalid: " + e.what());
+  }
+  StoreTokens(tokens, desc, vm);
+}
+
+// --resume: every option the command line and the config file did not give,
+// from the resumed run's args.json.
 void StoreResumedOptions(po::variables_map& vm,
                          const po::options_description& desc, RunFlags* f) {
+  if (vm.count("step-offset") && !vm["step-offset"].defaulted()) {
+    throw FlagError(
+        "--step-offset=" + FormatValue(vm["step-offset"].as<int64_t>()) +
+        " is invalid; accepted: not together with --resume (it continues "
+        "at the checkpoint's step)");
+  }
   const std::filesystem::path ckpt(vm["resume"].as<std::string>());
   if (!std::filesystem::is_regular_file(ckpt / kCheckpointFileName)) {
     throw FlagError("--resume=" + ckpt.string() +
@@ -146,7 +201,7 @@ void StoreResumedOptions(po::variables_map& vm,
       std::filesystem::absolute(ckpt).lexically_normal().parent_path();
   const auto saved = ReadArgsJson(ArgsPath(run.string()));
   const bool eval_given = vm.count("eval-n-runs") || vm.count("eval-n-steps");
-  std::string text;
+  std::vector<std::string> tokens;
   for (const auto& [key, value] : saved) {
     if (kPerInvocation.count(key)) continue;
     if (eval_given && (key == "eval-n-runs" || key == "eval-n-steps")) continue;
@@ -154,17 +209,21 @@ void StoreResumedOptions(po::variables_map& vm,
       f->resume_changes.push_back(key);  // Compared once values are known.
       continue;
     }
-    text += key + " = " + value + "\n";
+    try {
+      AppendTokens(desc, key, value, &tokens);
+    } catch (const std::invalid_argument& e) {
+      throw FlagError("--resume: " + ArgsPath(run.string()) +
+                      " is unreadable: " + e.what());
+    }
   }
-  std::istringstream in(text);
-  po::store(po::parse_config_file(in, desc), vm);
+  StoreTokens(tokens, desc, vm);
   f->resume_run = run.string();
   f->resume_saved = saved;
 }
 
 // --demo --load DIR: the environment, network and episode limit of the
-// checkpoint's run unless the command line gives them. A checkpoint that
-// cannot be read is left for --load's own check to report.
+// checkpoint's run unless given. A checkpoint that cannot be read is left
+// for --load's own check to report.
 void StoreDemoOptions(po::variables_map& vm,
                       const po::options_description& desc) {
   proto::Checkpoint checkpoint;
@@ -173,16 +232,38 @@ void StoreDemoOptions(po::variables_map& vm,
   } catch (const std::exception&) {
     return;
   }
-  std::string text;
+  std::vector<std::string> tokens;
   for (const char* key :
        {"env", "arch", "max-episode-len", "scale-observations"}) {
     const auto it = checkpoint.metadata().config().find(key);
     if (it == checkpoint.metadata().config().end()) continue;
     if (vm.count(key) && !vm[key].defaulted()) continue;
-    text += std::string(key) + " = " + it->second + "\n";
+    try {
+      AppendTokens(desc, key, it->second, &tokens);
+    } catch (const std::invalid_argument&) {
+      return;  // As an unreadable checkpoint.
+    }
   }
-  std::istringstream in(text);
-  po::store(po::parse_config_file(in, desc), vm);
+  StoreTokens(tokens, desc, vm);
+}
+
+// The sources of the options, in order of precedence: the command line,
+// --config FILE, the resumed run's args.json, the --demo checkpoint; then
+// each flag's default. Every source gives values, never text to parse.
+void MergeSources(int argc, const char* const* argv,
+                  const po::options_description& desc, po::variables_map& vm,
+                  RunFlags* f) {
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    if (vm.count("config")) StoreConfigFile(vm, desc);
+    if (vm.count("resume")) StoreResumedOptions(vm, desc, f);
+    if (vm.count("demo") && vm["demo"].as<bool>() && vm.count("load")) {
+      StoreDemoOptions(vm, desc);
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw FlagError(e.what());
+  }
 }
 
 // --env-param: NAME=VALUE items (each argument may hold several, separated
@@ -232,43 +313,149 @@ void ParseEnvParams(Env& env, RunFlags* f) {
   }
 }
 
-// Checks the options ParseRunFlags filled and completes the ones that
-// depend on others (evaluation length, image defaults, the network "auto"
-// stands for). The rules of each options struct are its Validate(); the
-// checks here are about flags alone (which were given, names to look up).
-void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
-                   int64_t eval_n_runs, int64_t eval_n_steps,
-                   double successful_score, RunFlags* flags) {
-  RunFlags& f = *flags;
+// What the command line holds before it reaches the structs: the
+// evaluation length and successful score (completed by ResolveEvaluation)
+// and the config file's path.
+struct Extras {
+  int64_t eval_n_runs = 10;
+  int64_t eval_n_steps = 0;
+  double successful_score = 0;
+  std::string config_file;
+};
+
+// The reference's gym example scales rewards by this; an environment
+// family may declare otherwise (TrainingDefaults).
+constexpr double kReferenceRewardScale = 0.01;
+
+// train_a3c's departures from the reference example's settings, all here.
+// The reference example's own defaults where they differ from the structs',
+// then where train_a3c departs from them, measured: every task reached its
+// score sooner in wall time (README "Defaults"; docs/targets/). The structs
+// keep the reference's values for library users. 16 environments per
+// worker only for agents that act on batches (the built-in A3C); a
+// program's own agent may not.
+void ApplyProgramDefaults(const FlagContext& context, RunFlags* f) {
+  const int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  f->train.processes = cores > 0 ? cores : 1;
+  f->train.steps = 80000000;
+  f->train.eval_interval = 100000;
+  f->agent.optimizer.lr = 2e-3;
+  f->agent.optimizer.eps = 1e-5;
+  if (context.a3c_agent) f->train.envs_per_process = 16;
+}
+
+// The run's own flags (the ones no options struct of the library fills).
+po::options_description RunOwnFlags(RunFlags& f, Extras& x) {
+  po::options_description run("Run");
+  run.add_options()("help", "print this help and exit")(
+      "version", "print the version and exit")(
+      "config", po::value(&x.config_file),
+      "read 'key = value' lines (flag names without --) from FILE; the command "
+      "line wins")("env", Value(&f.env, f.env), "environment name")(
+      "env-param", po::value(&f.env_param_args),
+      "set a parameter of the environment: NAME=VALUE, repeatable or "
+      "comma-separated (train and evaluation environments; the names and "
+      "ranges --env declares are in the README); given on the command line, "
+      "it replaces the config file's")(
+      "curriculum", po::value(&f.curriculum_file),
+      "YAML file of environment parameters for training: constants, "
+      "samplers drawn per episode, curricula of lessons (ML-Agents' "
+      "environment_parameters; README, \"Curricula\")")(
+      "outdir", Value(&f.outdir, f.outdir),
+      "each run gets a new folder under this directory")(
+      "reward-scale-factor", po::value(&f.reward_scale_factor),
+      "multiply training rewards by this (default: 0.01 as the reference's "
+      "gym example, 1 for image observations as its Atari example)")(
+      "scale-observations", po::bool_switch(&f.scale_observations),
+      "map every observation element from its bounds to [-1, 1] (training, "
+      "evaluation and --demo; needs an observation space with finite "
+      "bounds)")("eval-n-runs", po::value(&x.eval_n_runs),
+                 "evaluation episodes (default 10)")(
+      "eval-n-steps", po::value(&x.eval_n_steps),
+      "evaluation steps (instead of --eval-n-runs)")(
+      "successful-score", po::value(&x.successful_score),
+      "stop when an evaluation mean reaches this")(
+      "demo", po::bool_switch(&f.demo), "evaluate the --load agent and exit")(
+      "resume", po::value(&f.resume),
+      "continue the run of this checkpoint (<run>/<checkpoint>) in its "
+      "folder, with its options unless given again")(
+      "quiet", po::bool_switch(&f.quiet),
+      "no status line and no timer summary")("log-level",
+                                             Value(&f.log_level, f.log_level),
+                                             "debug, info, warning or error");
+  return run;
+}
+
+// Every flag, each declared by the options struct it fills (their current
+// values are the defaults), grouped as --help shows them.
+po::options_description DeclareFlags(const FlagContext& context, RunFlags& f,
+                                     Extras& x) {
+  po::options_description trainer("Trainer");
+  FlagSpecs trainer_flags;
+  for (FlagSpecs group :
+       {f.train.Flags(), f.dist.Flags(), f.self_play.Flags()}) {
+    trainer_flags.insert(trainer_flags.end(), group.begin(), group.end());
+  }
+  for (FlagSpec& flag : trainer_flags) {
+    if (flag.name == "processes") flag.help += " (default: number of cores)";
+  }
+  AddFlags(trainer_flags, &trainer);
+  po::options_description agent("A3C agent");
+  agent.add_options()(
+      "arch", Value(&f.arch, f.arch),
+      "network: auto (by the spaces), fc-softmax, fc-gaussian, minatar-conv, "
+      "atari-conv, or one of them with -lstm")(
+      "lr-decay", po::bool_switch(&f.lr_decay),
+      "decay the learning rate linearly to 0 over --steps");
+  AddFlags(f.agent.Flags(), &agent);
+  po::options_description desc(context.program +
+                               ": train an agent with asynchronous worker "
+                               "processes.\nOptions");
+  desc.add(RunOwnFlags(f, x)).add(trainer).add(agent);
+  if (!context.program_flags.empty()) {
+    po::options_description program(context.program);
+    AddFlags(context.program_flags, &program);
+    desc.add(program);
+  }
+  return desc;
+}
+
+// The evaluation length (--eval-n-runs or --eval-n-steps), the successful
+// score and the log level.
+void ResolveEvaluation(const po::variables_map& vm, const Extras& x,
+                       RunFlags& f) {
   TrainOptions& t = f.train;
-  A3COptions& a = f.agent;
   const bool runs_given = vm.count("eval-n-runs") > 0;
   const bool steps_given = vm.count("eval-n-steps") > 0;
   Require(!(runs_given && steps_given), "eval-n-steps",
-          FormatValue(eval_n_steps),
+          FormatValue(x.eval_n_steps),
           "not together with --eval-n-runs (give one of them)");
   if (steps_given) {
-    Require(eval_n_steps >= 1, "eval-n-steps", FormatValue(eval_n_steps),
+    Require(x.eval_n_steps >= 1, "eval-n-steps", FormatValue(x.eval_n_steps),
             "an integer >= 1");
-    t.eval_n_steps = eval_n_steps;
+    t.eval_n_steps = x.eval_n_steps;
   } else {
-    Require(eval_n_runs >= 1, "eval-n-runs", FormatValue(eval_n_runs),
+    Require(x.eval_n_runs >= 1, "eval-n-runs", FormatValue(x.eval_n_runs),
             "an integer >= 1");
-    t.eval_n_episodes = eval_n_runs;
+    t.eval_n_episodes = x.eval_n_runs;
   }
   if (vm.count("successful-score")) {
-    Require(t.eval_interval > 0 || f.demo, "successful-score", successful_score,
-            "only with --eval-interval > 0");
+    Require(t.eval_interval > 0 || f.demo, "successful-score",
+            x.successful_score, "only with --eval-interval > 0");
     // In --demo the score is not used (and evaluation may be off).
-    if (!f.demo) t.successful_score = successful_score;
+    if (!f.demo) t.successful_score = x.successful_score;
   }
   static const std::vector<std::string> kLevels = {"debug", "info", "warning",
                                                    "error"};
   Require(
       std::find(kLevels.begin(), kLevels.end(), f.log_level) != kLevels.end(),
       "log-level", f.log_level, JoinNames(kLevels));
+}
+
+// The environment --env names, with --env-param and --scale-observations
+// applied: its spaces decide the rest.
+std::unique_ptr<Env> ProbeEnvironment(const FlagContext& context, RunFlags& f) {
   std::unique_ptr<Env> env;
-  std::string auto_arch;  // What --arch auto means for this environment.
   if (context.probe_env) {
     try {
       env = context.probe_env(f.env);
@@ -292,36 +479,45 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
                   e.what() + ")");
     }
   }
+  return env;
+}
+
+// What the environment's family declares (envs/registry.h) where no source
+// gave the flag; then the network --arch names, checked against the
+// spaces. Returns what --arch auto stands for ("" for a program's own
+// agent).
+std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
+                                     const FlagContext& context, Env& env,
+                                     RunFlags& f) {
   if (context.a3c_agent) {
     Require(DefaultModelRegistry().Contains(f.arch), "arch", f.arch,
             JoinNames(DefaultModelRegistry().Names()));
   }
-  {
-    // Image observations (MinAtar) get their own reward scale, as the
-    // reference's Atari example does not scale rewards.
-    const bool image = env->ObservationSpace().shape.size() == 3;
-    // Games' results (1, 0, -1) are not scaled either: the entropy bonus
-    // would drown them.
-    const bool game = FindSelfPlayEnv(*env) != nullptr;
-    if (vm.count("reward-scale-factor") == 0) {
-      f.reward_scale_factor = image || game ? 1.0 : 0.01;
-    }
-    // Games' entropy weight: with 0.01, pure self-play collapses onto a few
-    // lines (measured, README "Two-player games"); 0.1 keeps it exploring.
-    if (game && context.a3c_agent && vm.count("beta") &&
-        vm["beta"].defaulted()) {
-      a.beta = kGameBeta;
-    }
-    try {
-      if (context.a3c_agent) {
-        DefaultModelRegistry().Make(f.arch, env->ObservationSpace(),
-                                    env->ActionSpace());
-        auto_arch = AutoArch(env->ObservationSpace(), env->ActionSpace());
-      }
-    } catch (const std::invalid_argument& e) {
-      Require(false, "arch", f.arch, e.what());
-    }
+  const TrainingDefaults family = DefaultEnvRegistry().Defaults(f.env);
+  if (vm.count("reward-scale-factor") == 0) {
+    f.reward_scale_factor = family.reward_scale.value_or(kReferenceRewardScale);
   }
+  if (family.entropy_weight && context.a3c_agent && vm.count("beta") &&
+      vm["beta"].defaulted()) {
+    f.agent.beta = *family.entropy_weight;
+  }
+  std::string auto_arch;
+  try {
+    if (context.a3c_agent) {
+      DefaultModelRegistry().Make(f.arch, env.ObservationSpace(),
+                                  env.ActionSpace());
+      auto_arch = AutoArch(env.ObservationSpace(), env.ActionSpace());
+    }
+  } catch (const std::invalid_argument& e) {
+    Require(false, "arch", f.arch, e.what());
+  }
+  return auto_arch;
+}
+
+// What the run reads besides flags: the --load checkpoint, a game's
+// opponents, the --curriculum file.
+void CheckRunInputs(const po::variables_map& vm, Env& env, RunFlags& f) {
+  TrainOptions& t = f.train;
   if (!t.load.empty()) {
     Require(
         std::filesystem::is_regular_file(std::filesystem::path(t.load) /
@@ -331,9 +527,9 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
   }
   Require(!f.demo || !t.load.empty(), "demo", "true",
           "only with --load DIR (the agent to evaluate)");
-
-  if (SelfPlayEnv* game = FindSelfPlayEnv(*env)) {
-    Require(!steps_given, "eval-n-steps", FormatValue(eval_n_steps),
+  if (SelfPlayEnv* game = FindSelfPlayEnv(env)) {
+    Require(vm.count("eval-n-steps") == 0, "eval-n-steps",
+            FormatValue(t.eval_n_steps),
             "not with a two-player game (--eval-n-runs: games per opponent)");
     f.self_play.EvalOpponents(game->game().Name());
   } else {
@@ -344,56 +540,72 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
   }
   t.env_name = f.env;
   t.reward_scale = f.reward_scale_factor;
-  if (!f.curriculum_file.empty()) {
-    try {
-      // Recorded absolute, so --resume finds it from any directory.
-      f.curriculum_file = std::filesystem::absolute(f.curriculum_file)
-                              .lexically_normal()
-                              .string();
-      Curriculum curriculum = Curriculum::Load(f.curriculum_file);
-      curriculum.CheckAgainst(*env);
-      f.curriculum = std::make_shared<const Curriculum>(std::move(curriculum));
-    } catch (const CurriculumError& e) {
-      throw FlagError(std::string("--curriculum: ") + e.what());
-    } catch (const std::invalid_argument& e) {
-      throw FlagError("--curriculum: " + f.curriculum_file + ": " + e.what());
-    }
+  if (f.curriculum_file.empty()) return;
+  try {
+    // Recorded absolute, so --resume finds it from any directory.
+    f.curriculum_file = std::filesystem::absolute(f.curriculum_file)
+                            .lexically_normal()
+                            .string();
+    Curriculum curriculum = Curriculum::Load(f.curriculum_file);
+    curriculum.CheckAgainst(env);
+    f.curriculum = std::make_shared<const Curriculum>(std::move(curriculum));
+  } catch (const CurriculumError& e) {
+    throw FlagError(std::string("--curriculum: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw FlagError("--curriculum: " + f.curriculum_file + ": " + e.what());
   }
+}
+
+// Each options struct's own rules (reported as the flags that filled it).
+void ValidateStructs(RunFlags& f) {
+  TrainOptions& t = f.train;
   t.outdir = f.outdir;  // The run directory is chosen later.
-  // Each options struct's own rules, reported as the flags that filled it.
   f.dist.Validate();
   t.Validate();
   if (f.dist.Enabled()) f.dist.ValidateWith(t);
   if (f.curriculum) f.curriculum->Validate();
   f.self_play.Validate();
-  a.Validate();
+  f.agent.Validate();
   EnvOptions env_options;
   env_options.max_episode_steps = t.max_episode_len;
   env_options.reward_scale = f.reward_scale_factor;
   env_options.Validate();
+}
+
+// A variables_map value as args.json records it.
+std::string AsText(const boost::any& any) {
+  std::string text;
+  if (any.type() == typeid(std::string)) {
+    text = boost::any_cast<std::string>(any);
+  } else if (any.type() == typeid(int)) {
+    text = FormatValue(boost::any_cast<int>(any));
+  } else if (any.type() == typeid(int64_t)) {
+    text = FormatValue(boost::any_cast<int64_t>(any));
+  } else if (any.type() == typeid(double)) {
+    text = FormatValue(boost::any_cast<double>(any));
+  } else if (any.type() == typeid(bool)) {
+    text = boost::any_cast<bool>(any) ? "true" : "false";
+  } else if (any.type() == typeid(std::vector<std::string>)) {
+    for (const std::string& item :
+         boost::any_cast<std::vector<std::string>>(any)) {
+      text += (text.empty() ? "" : ",") + item;
+    }
+  }
+  return text;
+}
+
+// Every resolved option as text (args.json, checkpoints), with the values
+// the stages completed (the network auto stands for, the defaults the
+// environment's family chose).
+void RecordResolved(const po::variables_map& vm, const FlagContext& context,
+                    const std::string& auto_arch, RunFlags& f) {
   for (const auto& [key, value] : vm) {
     if (key == "help" || key == "version") continue;
-    const auto& any = value.value();
-    std::string text;
-    if (any.type() == typeid(std::string)) {
-      text = boost::any_cast<std::string>(any);
-    } else if (any.type() == typeid(int)) {
-      text = FormatValue(boost::any_cast<int>(any));
-    } else if (any.type() == typeid(int64_t)) {
-      text = FormatValue(boost::any_cast<int64_t>(any));
-    } else if (any.type() == typeid(double)) {
-      text = FormatValue(boost::any_cast<double>(any));
-    } else if (any.type() == typeid(bool)) {
-      text = boost::any_cast<bool>(any) ? "true" : "false";
-    } else if (any.type() == typeid(std::vector<std::string>)) {
-      for (const std::string& item :
-           boost::any_cast<std::vector<std::string>>(any)) {
-        text += (text.empty() ? "" : ",") + item;
-      }
-    }
-    f.resolved[key] = text;
+    f.resolved[key] = AsText(value.value());
   }
-  if (!runs_given && !steps_given) f.resolved["eval-n-runs"] = "10";
+  if (!vm.count("eval-n-runs") && !vm.count("eval-n-steps")) {
+    f.resolved["eval-n-runs"] = "10";
+  }
   if (vm.count("reward-scale-factor") == 0) {
     f.resolved["reward-scale-factor"] = FormatValue(f.reward_scale_factor);
   }
@@ -401,212 +613,85 @@ void ValidateFlags(const po::variables_map& vm, const FlagContext& context,
   if (f.arch == "auto" && !auto_arch.empty()) f.arch = auto_arch;
   if (!f.curriculum_file.empty()) f.resolved["curriculum"] = f.curriculum_file;
   f.resolved["arch"] = f.arch;
-  f.resolved["lr"] = FormatValue(a.optimizer.lr);
-  f.resolved["rmsprop-epsilon"] = FormatValue(a.optimizer.eps);
-  if (context.a3c_agent) f.resolved["beta"] = FormatValue(a.beta);
-  if (!f.resume.empty()) {
-    std::vector<std::string> changes;
-    for (const auto& key : f.resume_changes) {
-      std::string before = f.resume_saved.at(key);
-      // Runs before args.json recorded the resolved network say "auto".
-      if (key == "arch" && before == "auto") before = auto_arch;
-      const std::string& now = f.resolved[key];
-      if (before == now) continue;
-      if (kBreaking.count(key)) {
-        throw FlagError("--" + key + "=" + now + " is invalid; accepted: " +
-                        before + ", the resumed run's value (start a new run " +
-                        "with --load to change it)");
-      }
-      changes.push_back(key + ": " + before + " -> " + now);
+  f.resolved["lr"] = FormatValue(f.agent.optimizer.lr);
+  f.resolved["rmsprop-epsilon"] = FormatValue(f.agent.optimizer.eps);
+  if (context.a3c_agent) f.resolved["beta"] = FormatValue(f.agent.beta);
+}
+
+// --resume: what changed against the resumed run (a breaking option
+// refused), and the checkpoint checked before anything is written.
+void CheckResume(const po::variables_map& vm, const std::string& auto_arch,
+                 RunFlags& f) {
+  std::vector<std::string> changes;
+  for (const auto& key : f.resume_changes) {
+    std::string before = f.resume_saved.at(key);
+    // Runs before args.json recorded the resolved network say "auto".
+    if (key == "arch" && before == "auto") before = auto_arch;
+    const std::string& now = f.resolved[key];
+    if (before == now) continue;
+    if (kBreaking.count(key)) {
+      throw FlagError("--" + key + "=" + now + " is invalid; accepted: " +
+                      before + ", the resumed run's value (start a new run " +
+                      "with --load to change it)");
     }
-    f.resume_changes = changes;
-    // A breaking option the resumed run did not record (it was made before
-    // the option existed) ran with the option's default: giving it changes
-    // the run.
-    for (const std::string& key : kBreaking) {
-      if (f.resume_saved.count(key) == 0 && vm.count(key) &&
-          !vm[key].defaulted()) {
-        throw FlagError("--" + key + "=" + f.resolved[key] +
-                        " is invalid; accepted: not given (the resumed run "
-                        "was recorded before --" +
-                        key +
-                        " existed; start a "
-                        "new run with --load to set it)");
-      }
-    }
-    // Check the checkpoint before anything is written.
-    proto::Checkpoint checkpoint;
-    try {
-      checkpoint = LoadCheckpointDir(f.resume);
-    } catch (const std::runtime_error& e) {
-      throw FlagError("--resume=" + f.resume + " is invalid: " + e.what());
-    }
-    f.resume_step = checkpoint.global_step();
-    Require(f.resume_step < t.steps, "steps", FormatValue(t.steps),
-            "more than the checkpoint's step " + FormatValue(f.resume_step));
-    t.resume = f.resume;
+    changes.push_back(key + ": " + before + " -> " + now);
   }
-  t.config = f.resolved;
+  f.resume_changes = changes;
+  // A breaking option the resumed run did not record (it was made before
+  // the option existed) ran with the option's default: giving it changes
+  // the run.
+  for (const std::string& key : kBreaking) {
+    if (f.resume_saved.count(key) == 0 && vm.count(key) &&
+        !vm[key].defaulted()) {
+      throw FlagError("--" + key + "=" + f.resolved[key] +
+                      " is invalid; accepted: not given (the resumed run "
+                      "was recorded before --" +
+                      key +
+                      " existed; start a "
+                      "new run with --load to set it)");
+    }
+  }
+  proto::Checkpoint checkpoint;
+  try {
+    checkpoint = LoadCheckpointDir(f.resume);
+  } catch (const std::runtime_error& e) {
+    throw FlagError("--resume=" + f.resume + " is invalid: " + e.what());
+  }
+  f.resume_step = checkpoint.global_step();
+  Require(f.resume_step < f.train.steps, "steps", FormatValue(f.train.steps),
+          "more than the checkpoint's step " + FormatValue(f.resume_step));
+  f.train.resume = f.resume;
 }
 
 }  // namespace
 
+// The stages, in order: declare (with train_a3c's defaults), merge the
+// sources, then check and complete (evaluation, environment and its
+// family's defaults, the run's inputs, each struct's rules), record.
 RunFlags ParseRunFlags(int argc, const char* const* argv,
                        const FlagContext& context) {
   RunFlags f;
-  TrainOptions& t = f.train;
-  A3COptions& a = f.agent;
-  const int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  int64_t eval_n_runs = 10;
-  int64_t eval_n_steps = 0;
-  double successful_score = 0;
-  std::string config_file;
-
-  // The reference example's defaults where they differ from the structs'.
-  t.processes = cores > 0 ? cores : 1;
-  t.steps = 80000000;
-  t.eval_interval = 100000;
-  // Where train_a3c departs from the reference's settings, measured: every
-  // task reached its score sooner in wall time (README "Defaults";
-  // docs/targets/). The structs keep the reference's values for library
-  // users. 16 environments per worker only for agents that act on batches
-  // (the built-in A3C); a program's own agent may not.
-  a.optimizer.lr = 2e-3;
-  a.optimizer.eps = 1e-5;
-  if (context.a3c_agent) t.envs_per_process = 16;
-  po::options_description run("Run");
-  run.add_options()("help", "print this help and exit")(
-      "version", "print the version and exit")(
-      "config", po::value(&config_file),
-      "read 'key = value' lines (flag names without --) from FILE; the command "
-      "line wins")("env", Value(&f.env, f.env), "environment name")(
-      "env-param", po::value(&f.env_param_args),
-      "set a parameter of the environment: NAME=VALUE, repeatable or "
-      "comma-separated (train and evaluation environments; the names and "
-      "ranges --env declares are in the README); given on the command line, "
-      "it replaces the config file's")(
-      "curriculum", po::value(&f.curriculum_file),
-      "YAML file of environment parameters for training: constants, "
-      "samplers drawn per episode, curricula of lessons (ML-Agents' "
-      "environment_parameters; README, \"Curricula\")")(
-      "outdir", Value(&f.outdir, f.outdir),
-      "each run gets a new folder under this directory")(
-      "reward-scale-factor", po::value(&f.reward_scale_factor),
-      "multiply training rewards by this (default: 0.01 as the reference's "
-      "gym example, 1 for image observations as its Atari example)")(
-      "scale-observations", po::bool_switch(&f.scale_observations),
-      "map every observation element from its bounds to [-1, 1] (training, "
-      "evaluation and --demo; needs an observation space with finite "
-      "bounds)")("eval-n-runs", po::value(&eval_n_runs),
-                 "evaluation episodes (default 10)")(
-      "eval-n-steps", po::value(&eval_n_steps),
-      "evaluation steps (instead of --eval-n-runs)")(
-      "successful-score", po::value(&successful_score),
-      "stop when an evaluation mean reaches this")(
-      "demo", po::bool_switch(&f.demo), "evaluate the --load agent and exit")(
-      "resume", po::value(&f.resume),
-      "continue the run of this checkpoint (<run>/<checkpoint>) in its "
-      "folder, with its options unless given again")(
-      "quiet", po::bool_switch(&f.quiet),
-      "no status line and no timer summary")("log-level",
-                                             Value(&f.log_level, f.log_level),
-                                             "debug, info, warning or error");
-  po::options_description trainer("Trainer");
-  FlagSpecs trainer_flags = t.Flags();
-  FlagSpecs dist_flags = f.dist.Flags();
-  trainer_flags.insert(trainer_flags.end(), dist_flags.begin(),
-                       dist_flags.end());
-  FlagSpecs game_flags = f.self_play.Flags();
-  trainer_flags.insert(trainer_flags.end(), game_flags.begin(),
-                       game_flags.end());
-  for (FlagSpec& flag : trainer_flags) {
-    if (flag.name == "processes") flag.help += " (default: number of cores)";
-  }
-  AddFlags(trainer_flags, &trainer);
-  po::options_description agent("A3C agent");
-  agent.add_options()(
-      "arch", Value(&f.arch, f.arch),
-      "network: auto (by the spaces), fc-softmax, fc-gaussian, minatar-conv, "
-      "atari-conv, or one of them with -lstm")(
-      "lr-decay", po::bool_switch(&f.lr_decay),
-      "decay the learning rate linearly to 0 over --steps");
-  FlagSpecs a3c_flags = a.Flags();
-  AddFlags(a3c_flags, &agent);
-  po::options_description desc(context.program +
-                               ": train an agent with asynchronous worker "
-                               "processes.\nOptions");
-  desc.add(run).add(trainer).add(agent);
-  po::options_description program(context.program);
-  if (!context.program_flags.empty()) {
-    AddFlags(context.program_flags, &program);
-    desc.add(program);
-  }
-
+  Extras x;
+  ApplyProgramDefaults(context, &f);
+  const po::options_description desc = DeclareFlags(context, f, x);
   po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    if (vm.count("config")) {
-      const std::string path = vm["config"].as<std::string>();
-      std::ifstream in(path);
-      if (!in) {
-        throw FlagError("--config=" + path +
-                        " is invalid; accepted: a readable file of 'key = "
-                        "value' lines");
-      }
-      std::stringstream text;
-      text << in.rdbuf();
-      std::vector<std::string> args;
-      try {
-        for (const auto& [key, value] : ParseConfigText(text.str())) {
-          if (key == "config") {
-            throw std::invalid_argument(
-                "'config' cannot be set in a config file");
-          }
-          const po::option_description* option =
-              desc.find_nothrow(key, /*approx=*/false);
-          if (option != nullptr && option->semantic()->max_tokens() == 0) {
-            // A switch such as lr-decay: true/false.
-            if (value == "true" || value == "1" || value == "yes") {
-              args.push_back("--" + key);
-            } else if (value != "false" && value != "0" && value != "no") {
-              throw std::invalid_argument(key + " = " + value +
-                                          ": accepted: true or false");
-            }
-            continue;
-          }
-          args.push_back("--" + key + "=" + value);
-        }
-      } catch (const std::invalid_argument& e) {
-        throw FlagError("--config=" + path + " is invalid: " + e.what());
-      }
-      // Stored after the command line, so the command line wins.
-      po::store(po::command_line_parser(args).options(desc).run(), vm);
-    }
-    if (vm.count("resume")) {
-      if (vm.count("step-offset") && !vm["step-offset"].defaulted()) {
-        throw FlagError(
-            "--step-offset=" + FormatValue(vm["step-offset"].as<int64_t>()) +
-            " is invalid; accepted: not together with --resume (it continues "
-            "at the checkpoint's step)");
-      }
-      StoreResumedOptions(vm, desc, &f);
-    }
-    if (vm.count("demo") && vm["demo"].as<bool>() && vm.count("load")) {
-      StoreDemoOptions(vm, desc);
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw FlagError(e.what());
-  }
+  MergeSources(argc, argv, desc, vm, &f);
   std::ostringstream help;
   help << desc;
   f.help_text = help.str();
   f.help = vm.count("help") > 0;
   f.version = vm.count("version") > 0;
   if (f.help || f.version) return f;
-
   AsFlags([&] {
-    ValidateFlags(vm, context, eval_n_runs, eval_n_steps, successful_score, &f);
+    ResolveEvaluation(vm, x, f);
+    std::unique_ptr<Env> env = ProbeEnvironment(context, f);
+    const std::string auto_arch =
+        ApplyEnvironmentDefaults(vm, context, *env, f);
+    CheckRunInputs(vm, *env, f);
+    ValidateStructs(f);
+    RecordResolved(vm, context, auto_arch, f);
+    if (!f.resume.empty()) CheckResume(vm, auto_arch, f);
+    f.train.config = f.resolved;
   });
   return f;
 }

@@ -459,10 +459,14 @@ TEST(TrainA3CTest, EnvParamsReachTrainingAndEvaluationEnvironments) {
   EXPECT_EQ(mean_score(RunFolder(far)), -200.0);
 }
 
-// A curriculum whose lessons advance by progress (deterministic: at 30% and
-// 60% of the run): each advance is logged once, scores.txt has the lessons,
-// TensorBoard the lesson and value, checkpoints keep the lessons and
-// --resume continues from them.
+// A curriculum whose lessons advance by progress (at 30% and 60% of the
+// run): each advance is logged once, scores.txt has the lessons, TensorBoard
+// the lesson and value, checkpoints keep the lessons and --resume continues
+// from them. One worker with one environment, so that episode ends (where
+// lessons advance and evaluations start) fall on fixed steps: MountainCar's
+// 200-step episodes end at multiples of 200 (with two workers of 16
+// environments the first evaluation's step, and so its lesson, depended on
+// how far ahead one worker ran).
 TEST(TrainA3CTest, CurriculumAdvancesIsVisibleAndResumes) {
   TempDir dir("curriculum");
   const fs::path yaml = dir.path() / "goal.yaml";
@@ -486,8 +490,8 @@ TEST(TrainA3CTest, CurriculumAdvancesIsVisibleAndResumes) {
   const ProcessRun first = TrainA3C(
       "--outdir " + dir.str() + " --env MountainCar-v0 --curriculum " +
       yaml.string() +
-      " --processes 2 --steps 20000 --eval-interval 5000 --eval-n-runs 1"
-      " --checkpoint-interval 5000");
+      " --processes 1 --envs-per-process 1 --steps 20000"
+      " --eval-interval 5000 --eval-n-runs 1 --checkpoint-interval 5000");
   ASSERT_EQ(first.status, 0) << first.output;
   const fs::path run = RunFolder(first);
   auto count = [](const std::string& text, const std::string& what) {

@@ -95,9 +95,13 @@ std::unique_ptr<MinAtarGame> MakeMinAtar(const std::string& game,
 }
 
 void RegisterMinAtar(EnvRegistry& registry) {
+  // Image observations: rewards unscaled, as the reference's Atari example
+  // does not scale them.
+  TrainingDefaults defaults;
+  defaults.reward_scale = 1.0;
   for (const std::string& game : MinAtarGameNames()) {
     registry.Register(
-        "MinAtar/" + game, [game] { return MakeMinAtar(game); }, 0);
+        "MinAtar/" + game, [game] { return MakeMinAtar(game); }, 0, defaults);
     registry.Register(
         "MinAtar/" + game + "-minimal",
         [game] {
@@ -105,7 +109,7 @@ void RegisterMinAtar(EnvRegistry& registry) {
           options.minimal_action_set = true;
           return MakeMinAtar(game, options);
         },
-        0);
+        0, defaults);
   }
 }
 
