@@ -10,19 +10,24 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
 
 #include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/experiments/snapshot.h"
+#include "asyncrl/misc/logging.h"
 #include "asyncrl/misc/timers.h"
 
 namespace asyncrl {
 namespace {
 
-// Appends `line` with one write() on an O_APPEND descriptor, so a row is
-// never interleaved with another process's.
+// Appends `line` whole or not at all: written on an O_APPEND descriptor
+// (callers hold the run's lock, so no other row is appended meanwhile);
+// after a short or failed write the file is truncated back to its length
+// before, and the error is the system's own (ENOSPC, EFBIG, ...).
 void AppendLine(const std::string& path, const std::string& line) {
   const int fd =
       open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -30,13 +35,46 @@ void AppendLine(const std::string& path, const std::string& line) {
     throw std::runtime_error("cannot open " + path + ": " +
                              std::strerror(errno));
   }
-  const ssize_t n = write(fd, line.data(), line.size());
-  const int err = errno;
-  close(fd);
-  if (n != static_cast<ssize_t>(line.size())) {
-    throw std::runtime_error("writing " + path +
-                             " failed: " + std::strerror(n < 0 ? err : ENOSPC));
+  const off_t before = lseek(fd, 0, SEEK_END);
+  size_t done = 0;
+  int err = 0;
+  while (done < line.size()) {
+    const ssize_t n = write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : EIO;
+      break;
+    }
+    done += static_cast<size_t>(n);
   }
+  if (err != 0 && before >= 0 && ftruncate(fd, before) != 0) {
+    err = errno;  // The half row stays: say why it could not go.
+  }
+  close(fd);
+  if (err != 0) {
+    throw std::runtime_error("writing " + path +
+                             " failed: " + std::strerror(err));
+  }
+}
+
+// Removes an incomplete last row (a run killed mid-write before rows were
+// written whole), so that the next row starts on a line of its own.
+void RepairLastLine(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  if (text.empty() || text.back() == '\n') return;
+  const size_t keep =
+      text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  std::error_code ec;
+  std::filesystem::resize_file(path, keep, ec);
+  if (ec) {
+    throw std::runtime_error("cannot remove the incomplete last row of " +
+                             path + ": " + ec.message());
+  }
+  Log(LogLevel::kWarning, path + ": removed an incomplete last row (" +
+                              std::to_string(text.size() - keep) +
+                              " bytes) that an earlier run left");
 }
 
 }  // namespace
@@ -123,7 +161,10 @@ void AsyncEvaluator::WriteHeader(
     const std::string& outdir,
     const std::vector<std::string>& statistic_names) {
   const std::string path = ScoresPath(outdir);
-  if (std::filesystem::exists(path)) return;
+  if (std::filesystem::exists(path)) {
+    RepairLastLine(path);
+    return;
+  }
   AppendLine(path, ScoresHeader(statistic_names));
 }
 

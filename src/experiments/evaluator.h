@@ -57,7 +57,9 @@ class AsyncEvaluator {
                  const Extensions& extensions = {});
 
   // Writes scores.txt's header unless the file exists (a resumed run
-  // appends). Call once, in the parent, before fork.
+  // appends; an incomplete last row, which only a run killed mid-write can
+  // leave, is removed with a warning). Call once, in the parent, before
+  // fork. Rows are appended whole or not at all.
   static void WriteHeader(const std::string& outdir,
                           const std::vector<std::string>& statistic_names);
 

@@ -143,15 +143,11 @@ std::string LearningCurveSvg(const std::vector<ScoreRow>& rows,
 size_t WriteLearningCurve(const std::string& outdir, const std::string& title) {
   const auto dir = std::filesystem::path(outdir);
   const auto rows = ReadScores(ScoresPath(dir.string()));
-  const std::string svg = ScoresSvgPath(dir.string());
-  const auto tmp = svg + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << LearningCurveSvg(rows, title);
-    if (!out.flush()) return 0;
+  if (!TryWriteFileAtomically(ScoresSvgPath(dir.string()),
+                              LearningCurveSvg(rows, title))
+           .empty()) {
+    return 0;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, svg, ec);
   return rows.size();
 }
 

@@ -29,20 +29,30 @@ std::string ShellQuote(const std::string& s) {
   return out + "'";
 }
 
-void WriteFileAtomically(const fs::path& path, const std::string& text) {
+std::string TryWriteFileAtomically(const fs::path& path,
+                                   const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
+  std::string error;
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << text;
-    if (!out.flush()) {
-      const std::string error = std::strerror(errno);
-      out.close();
-      std::error_code ignored;
-      fs::remove(tmp, ignored);
-      throw std::runtime_error("cannot write " + tmp.string() + ": " + error);
-    }
+    if (!out.flush())
+      error = "cannot write " + tmp.string() + ": " + std::strerror(errno);
   }
-  fs::rename(tmp, path);
+  std::error_code ec;
+  if (error.empty()) {
+    fs::rename(tmp, path, ec);
+    if (!ec) return "";
+    error = "cannot rename " + tmp.string() + " to " + path.string() + ": " +
+            ec.message();
+  }
+  fs::remove(tmp, ec);
+  return error;
+}
+
+void WriteFileAtomically(const fs::path& path, const std::string& text) {
+  const std::string error = TryWriteFileAtomically(path, text);
+  if (!error.empty()) throw std::runtime_error(error);
 }
 
 fs::path MakeRunDir(const std::string& outdir) {

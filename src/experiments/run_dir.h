@@ -24,6 +24,10 @@ std::filesystem::path MakeRunDir(const std::string& outdir);
 // the file on a write error (the old file stays as it was).
 void WriteFileAtomically(const std::filesystem::path& path,
                          const std::string& text);
+// The same without throwing (destructors, best-effort files): "" when
+// written, else what went wrong; the temporary file never stays.
+std::string TryWriteFileAtomically(const std::filesystem::path& path,
+                                   const std::string& text);
 
 // `s` quoted for a POSIX shell when it needs quoting (command.txt).
 std::string ShellQuote(const std::string& s);

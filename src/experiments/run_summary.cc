@@ -39,13 +39,8 @@ TimerFileScope::TimerFileScope(const fs::path& dir, int idx)
 }
 
 TimerFileScope::~TimerFileScope() {
-  const fs::path tmp = path_.string() + ".tmp";
-  std::ofstream out(tmp, std::ios::trunc);
-  out << TimerTree::Process().ToJson().Dump(2) << "\n";
-  if (out.flush()) {
-    std::error_code ec;
-    fs::rename(tmp, path_, ec);
-  }
+  // Best effort: the summary does without a file that cannot be written.
+  TryWriteFileAtomically(path_, TimerTree::Process().ToJson().Dump(2) + "\n");
 }
 
 // The summary of every worker's timers-<i>.json, or "" if none is readable.
@@ -71,16 +66,13 @@ std::string TimerSummary(const fs::path& dir, int processes) {
 // loop to <dir>/statistics-<idx>.tsv, "name<TAB>value" lines in the agent's
 // order, for the summary below.
 void WriteStatistics(const fs::path& dir, int idx, const Agent& agent) {
-  const fs::path path = StatisticsPath(dir.string(), idx);
-  const fs::path tmp = path.string() + ".tmp";
-  std::ofstream out(tmp, std::ios::trunc);
+  std::ostringstream out;
   out.precision(17);
-  for (const auto& s : agent.Statistics())
+  for (const auto& s : agent.Statistics()) {
     out << s.name << "\t" << s.value << "\n";
-  if (out.flush()) {
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
   }
+  // Best effort: the summary does without a file that cannot be written.
+  TryWriteFileAtomically(StatisticsPath(dir.string(), idx), out.str());
 }
 
 // Each statistic over the workers' statistics-<i>.tsv: the mean, and the

@@ -1,5 +1,7 @@
 #include "asyncrl/experiments/run_trainer.h"
 
+#include <signal.h>
+
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -278,6 +280,9 @@ class TrainerRun {
 };
 
 int Run(int argc, const char* const* argv, const TrainerPlugins& plugins) {
+  // A file-size limit (ulimit -f) must fail a write with EFBIG, reported
+  // and cleaned up like a full disk, not kill the program silently.
+  signal(SIGXFSZ, SIG_IGN);
   FlagContext context;
   context.program = plugins.program;
   context.a3c_agent = !plugins.make_agent;

@@ -164,6 +164,10 @@ class Trainer {
           (ec ? " (" + ec.message() + ")" : std::string()));
     }
     ConfigureTorchForFork();
+    // A file-size limit (ulimit -f) fails a write with EFBIG, which is
+    // reported and cleaned up like a full disk, instead of killing the
+    // process that writes (SIGXFSZ) silently. The workers inherit it.
+    signal(SIGXFSZ, SIG_IGN);
     // The parent's agent lays out the shared state and saves _except.
     parent_agent_ = make_agent_(0);
     if (!parent_agent_) {

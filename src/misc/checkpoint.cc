@@ -107,6 +107,16 @@ void SaveCheckpointFile(proto::Checkpoint& checkpoint,
     throw std::runtime_error("saving checkpoint " + path +
                              ": serialization failed");
   }
+  // What is saved must load: a field protobuf serialises but refuses to
+  // parse (a string that is not UTF-8) fails here, not at the next --resume.
+  {
+    proto::Checkpoint reread;
+    if (!reread.ParseFromString(payload)) {
+      throw std::runtime_error("saving checkpoint " + path +
+                               ": it would not load again (a text field is "
+                               "not valid UTF-8); nothing was written");
+    }
+  }
   char header[kHeaderBytes] = {};
   std::memcpy(header, kMagic, sizeof(kMagic));
   PutLe(header + 8, payload.size(), 8);

@@ -150,6 +150,26 @@ TEST(TrainerFaultTest, SecondSigintStopsAtOnceAndCorruptsNothing) {
   EXPECT_GE(checked, 1);
 }
 
+// ulimit -f as a user's shell sets it (SIGXFSZ at its default, which kills
+// the writer): every write past the limit fails with EFBIG instead, the run
+// stops with exit 1 naming it, and no temporary file or directory stays.
+TEST(TrainerFaultTest, AFileSizeLimitFailsTheRunWithItsMessage) {
+  TempDir dir("file_limit");
+  Spawned run({"--outdir", dir.str(), "--processes", "2", "--steps", "2000",
+               "--eval-interval", "1000", "--eval-n-runs", "1", "--quiet"},
+              "", 64 * 1024);
+  EXPECT_EQ(run.Finish(), 1) << run.output();
+  EXPECT_NE(run.output().find("File too large"), std::string::npos)
+      << run.output();
+  EXPECT_EQ(run.output().find("No space left"), std::string::npos)
+      << run.output();
+  for (const auto& e : fs::recursive_directory_iterator(run.RunDir())) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos)
+        << e.path();
+  }
+  EXPECT_TRUE(run.GroupGone());
+}
+
 TEST(TrainerFaultTest, FullDiskWhileSavingIsReportedAndKeepsTheGoodCheckpoint) {
   TempDir dir("full_disk");
   // A first run leaves a good 2000_finish and best/.

@@ -37,7 +37,9 @@ class Spawned {
       close(fds[1]);
       if (!fault.empty()) setenv("ASYNCRL_INJECT_FAULT", fault.c_str(), 1);
       if (file_size_limit != RLIM_INFINITY) {
-        signal(SIGXFSZ, SIG_IGN);  // Writes fail with EFBIG instead.
+        // As a shell's ulimit -f leaves it: the program itself must turn
+        // SIGXFSZ into EFBIG.
+        signal(SIGXFSZ, SIG_DFL);
         rlimit limit{file_size_limit, file_size_limit};
         setrlimit(RLIMIT_FSIZE, &limit);
       }

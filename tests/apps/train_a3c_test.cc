@@ -251,6 +251,60 @@ TEST(TrainA3CTest, RunCreatesANewFolderWithEverythingAndDemoLoadsIt) {
   EXPECT_EQ(demo.output.rfind("n_runs: 3 mean: ", 0), 0u) << demo.output;
 }
 
+// Paths are bytes on Linux: a run folder whose name is not UTF-8 is
+// recorded in every checkpoint, which loads (--demo) and resumes; protobuf
+// never complains.
+TEST(TrainA3CTest, AnOutdirThatIsNotUtf8IsRecordedAndItsCheckpointsLoad) {
+  TempDir dir("bytes");
+  const std::string outdir = (dir.path() / "out\xff\xfe").string();
+  const ProcessRun first = TrainA3C(
+      "--outdir '" + outdir +
+      "' --processes 2 --steps 2000 --eval-interval 1000 --eval-n-runs 1"
+      " --checkpoint-interval 1000 --quiet");
+  ASSERT_EQ(first.status, 0) << first.output;
+  EXPECT_EQ(first.output.find("libprotobuf"), std::string::npos)
+      << first.output;
+  const fs::path run = RunFolder(first);
+  EXPECT_EQ(LoadCheckpointDir((run / "best").string())
+                .metadata()
+                .config()
+                .at("outdir"),
+            outdir);
+  const ProcessRun demo = TrainA3C("--demo --load '" + (run / "best").string() +
+                                   "' --eval-n-runs 2");
+  EXPECT_EQ(demo.status, 0) << demo.output;
+  const ProcessRun resumed =
+      TrainA3C("--resume '" + (run / "1000_checkpoint").string() +
+               "' --steps 3000 --quiet");
+  EXPECT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_TRUE(fs::exists(run / "3000_finish" / kCheckpointFileName));
+}
+
+// A recorded value holding a newline (here a curriculum file's name) is
+// merged on --resume as one value: it used to be pasted into config text,
+// where the newline ended the option and began another.
+TEST(TrainA3CTest, ARecordedValueWithANewlineResumes) {
+  TempDir dir("newline");
+  const fs::path yaml = dir.path() / "c\nx.yaml";
+  {
+    std::ofstream out(yaml);
+    out << "environment_parameters:\n  length:\n    sampler_type: uniform\n"
+           "    sampler_parameters: {min_value: 0.4, max_value: 0.6}\n";
+  }
+  const ProcessRun first = TrainA3C(
+      "--outdir " + dir.str() + " --curriculum '" + yaml.string() +
+      "' --processes 1 --steps 2000 --eval-interval 1000 --eval-n-runs 1"
+      " --checkpoint-interval 1000 --quiet");
+  ASSERT_EQ(first.status, 0) << first.output;
+  const fs::path run = RunFolder(first);
+  EXPECT_EQ(RecordedOption(run, "curriculum"), yaml.string());
+  const ProcessRun resumed =
+      TrainA3C("--resume " + (run / "1000_checkpoint").string() +
+               " --steps 3000 --quiet");
+  EXPECT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_TRUE(fs::exists(run / "3000_finish" / kCheckpointFileName));
+}
+
 // --load takes the agent and starts a new run with fresh counters;
 // --step-offset starts the counter and the evaluation schedule elsewhere.
 TEST(TrainA3CTest, LoadStartsANewRunAndStepOffsetMovesTheSchedule) {

@@ -3,6 +3,13 @@
 #include "asyncrl/experiments/evaluator.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
 
 #include "asyncrl/experiments/hooks.h"
 #include "asyncrl/misc/checkpoint.h"
@@ -180,6 +187,68 @@ TEST_F(AsyncEvaluatorTest, HeaderIsNotRewrittenForAnExistingFile) {
   evaluator.MaybeEvaluate(100, agent_, env);
   AsyncEvaluator::WriteHeader(options_.outdir, {"calls"});
   EXPECT_EQ(ReadLines(dir_.path() / "scores.txt").size(), 2u);
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+}
+
+// A row that cannot be written whole (a file-size limit 10 bytes past the
+// table, in a child process) leaves the table as it was, and the error is
+// the system's own, not "No space left on device".
+TEST_F(AsyncEvaluatorTest, ARowIsAppendedWholeOrNotAtAll) {
+  AsyncEvaluator::WriteHeader(options_.outdir, {"calls"});
+  AsyncEvaluator evaluator(options_, region_.control());
+  FixedLengthEnv env(5);
+  evaluator.MaybeEvaluate(100, agent_, env);
+  const std::filesystem::path scores = dir_.path() / "scores.txt";
+  const std::string before = ReadFile(scores);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    const rlim_t limit = before.size() + 10;
+    const rlimit r{limit, limit};
+    setrlimit(RLIMIT_FSIZE, &r);
+    int code = 1;  // Wrote past the limit.
+    try {
+      evaluator.MaybeEvaluate(200, agent_, env);
+    } catch (const std::runtime_error& e) {
+      code = std::string(e.what()).find("File too large") != std::string::npos
+                 ? 0
+                 : 2;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(ReadFile(scores), before);
+}
+
+// A table a killed run left with half a row is repaired when it is opened
+// again: the next row starts a line of its own.
+TEST_F(AsyncEvaluatorTest, AnIncompleteLastRowIsRemovedWhenTheTableIsReopened) {
+  AsyncEvaluator::WriteHeader(options_.outdir, {"calls"});
+  AsyncEvaluator evaluator(options_, region_.control());
+  FixedLengthEnv env(5);
+  evaluator.MaybeEvaluate(100, agent_, env);
+  const std::filesystem::path scores = dir_.path() / "scores.txt";
+  const std::string whole = ReadFile(scores);
+  {
+    std::ofstream out(scores, std::ios::app);
+    out << "200\t7\t0.5\t5";
+  }
+  AsyncEvaluator::WriteHeader(options_.outdir, {"calls"});
+  EXPECT_EQ(ReadFile(scores), whole);
+  evaluator.MaybeEvaluate(200, agent_, env);
+  const auto lines = ReadLines(scores);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(Split(lines[2], '\t').size(), 9u);
+  EXPECT_EQ(Split(lines[2], '\t')[0], "200");
 }
 
 TEST(LinearLearningRateDecayTest, DecaysLinearlyToTheEnd) {

@@ -135,6 +135,35 @@ TEST_F(CheckpointTest, RoundTripKeepsEverything) {
   EXPECT_EQ(files, 1);
 }
 
+// Paths are bytes on Linux: an option value or environment name that is not
+// UTF-8 (a run folder named so) is saved and loads back byte for byte.
+TEST_F(CheckpointTest, OptionValuesThatAreNotUtf8RoundTrip) {
+  proto::Checkpoint c = Sample(7);
+  const std::string odd = "out\xff\xfe/\x80x";
+  (*c.mutable_metadata()->mutable_config())["outdir"] = odd;
+  c.mutable_metadata()->set_env("\xc3\x28");
+  SaveCheckpointFile(c, Path());
+  const proto::Checkpoint back = LoadCheckpointFile(Path());
+  EXPECT_EQ(back.metadata().config().at("outdir"), odd);
+  EXPECT_EQ(back.metadata().env(), "\xc3\x28");
+}
+
+// A checkpoint protobuf would write but not read back (a text field that is
+// not UTF-8) fails when it is saved, and nothing is written.
+TEST_F(CheckpointTest, ACheckpointThatWouldNotLoadIsRefusedWhenSaved) {
+  proto::Checkpoint c = Sample(7);
+  c.set_agent_type("a3c\xff");
+  try {
+    SaveCheckpointFile(c, Path());
+    ADD_FAILURE() << "saved a checkpoint that does not load";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("would not load again"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::is_empty(dir_));
+}
+
 TEST_F(CheckpointTest, DirectoryFormRoundTrips) {
   proto::Checkpoint c = Sample(5);
   const std::string d = (dir_ / "run" / "5_finish").string();
