@@ -81,6 +81,17 @@ void RegisterClassicControl(EnvRegistry& registry) {
       "Pendulum-v1", [] { return std::make_unique<Pendulum>(); }, 200);
 }
 
+TrainingDefaults TrainingDefaultsFor(const std::string& name, const Env& env) {
+  if (DefaultEnvRegistry().Contains(name)) {
+    return DefaultEnvRegistry().Defaults(name);
+  }
+  if (FindSelfPlayEnv(const_cast<Env&>(env)) != nullptr) {
+    return GameTrainingDefaults();
+  }
+  if (env.ObservationSpace().shape.size() == 3) return ImageTrainingDefaults();
+  return {};
+}
+
 EnvRegistry& DefaultEnvRegistry() {
   static EnvRegistry* registry = [] {
     auto* r = new EnvRegistry();

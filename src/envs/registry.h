@@ -70,6 +70,13 @@ void RegisterClassicControl(EnvRegistry& registry);
 // control tasks and the MinAtar games (envs/minatar/minatar.h).
 EnvRegistry& DefaultEnvRegistry();
 
+// The training defaults of environment `name`: those it was registered
+// with in DefaultEnvRegistry(); for one the registry does not know (a
+// program's own), those of the family it belongs to by its kind: a
+// two-player game's (GameTrainingDefaults), or for image observations
+// ([C, H, W]) MinAtar's (ImageTrainingDefaults); else none.
+TrainingDefaults TrainingDefaultsFor(const std::string& name, const Env& env);
+
 // Shorthand for DefaultEnvRegistry().Make(name, options).
 std::unique_ptr<Env> MakeEnv(const std::string& name,
                              const EnvOptions& options = {});

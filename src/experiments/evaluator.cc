@@ -163,7 +163,8 @@ void AsyncEvaluator::WriteHeader(
   const std::string path = ScoresPath(outdir);
   if (std::filesystem::exists(path)) {
     RepairLastLine(path);
-    return;
+    // Even the header may have been cut (or never written whole).
+    if (std::filesystem::file_size(path) > 0) return;
   }
   AppendLine(path, ScoresHeader(statistic_names));
 }

@@ -111,7 +111,8 @@ class WorkerExtension {
     (void)environment;
   }
   // After a step of `env` whose episode goes on: true ends the episode here
-  // (then it is not `measured` in EpisodeEnded).
+  // (then it is not `measured` in EpisodeEnded). Asked in list order until
+  // one answers true.
   virtual bool CutEpisode(int64_t env) {
     (void)env;
     return false;
@@ -135,9 +136,10 @@ class TrainerExtension {
   // Names the extension in messages.
   virtual std::string Name() const = 0;
 
-  // Parent, before anything else (the options are valid): this host's
-  // options, which the run then uses (e.g. another seed). Throws
-  // InvalidOption for options that do not fit.
+  // Parent, before anything else (the trainer's options are valid, nothing
+  // is written yet): checks the extension's own options and may change the
+  // trainer's for this run (e.g. another seed). Throws InvalidOption
+  // (std::invalid_argument) for options that do not fit.
   virtual void AdjustOptions(TrainOptions* options) const { (void)options; }
 
   // Parent, first: the run's options (this host's) and an evaluation

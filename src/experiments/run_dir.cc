@@ -1,6 +1,9 @@
 #include "asyncrl/experiments/run_dir.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -55,6 +58,40 @@ void WriteFileAtomically(const fs::path& path, const std::string& text) {
   if (!error.empty()) throw std::runtime_error(error);
 }
 
+RunLock::RunLock(const fs::path& dir) {
+  const std::string path = LockPath(dir.string());
+  fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw std::runtime_error("cannot open " + path + ": " +
+                             std::strerror(errno));
+  }
+  if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char text[32] = {};
+    const ssize_t n = pread(fd_, text, sizeof(text) - 1, 0);
+    close(fd_);
+    fd_ = -1;
+    if (err != EWOULDBLOCK) {
+      throw std::runtime_error("cannot lock " + path + ": " +
+                               std::strerror(err));
+    }
+    std::string pid(text, n > 0 ? static_cast<size_t>(n) : 0);
+    pid = pid.substr(0, pid.find_first_not_of("0123456789"));
+    throw RunLocked(dir.string() + " is in use by another trainer (pid " +
+                    (pid.empty() ? std::string("unknown") : pid) + " holds " +
+                    path + ")");
+  }
+  // Whose it is, for the message above (best effort: the lock is the flock).
+  const std::string pid = std::to_string(getpid()) + "\n";
+  if (ftruncate(fd_, 0) == 0) {
+    (void)!pwrite(fd_, pid.data(), pid.size(), 0);
+  }
+}
+
+RunLock::~RunLock() {
+  if (fd_ >= 0) close(fd_);
+}
+
 fs::path MakeRunDir(const std::string& outdir) {
   std::error_code ec;
   fs::create_directories(outdir, ec);
@@ -107,6 +144,7 @@ std::string In(const std::string& dir, const std::string& name) {
 }  // namespace
 
 std::string ArgsPath(const std::string& dir) { return In(dir, "args.json"); }
+std::string LockPath(const std::string& dir) { return In(dir, ".lock"); }
 std::string CommandPath(const std::string& dir) {
   return In(dir, "command.txt");
 }

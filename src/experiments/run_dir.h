@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 namespace asyncrl {
@@ -32,9 +33,34 @@ std::string TryWriteFileAtomically(const std::filesystem::path& path,
 // `s` quoted for a POSIX shell when it needs quoting (command.txt).
 std::string ShellQuote(const std::string& s);
 
+// Holds <dir>/.lock with flock(2) for the life of a run, so that two
+// trainers never write into one run folder (two --resume of one checkpoint
+// at once interleaved their rows and checkpoints). The lock goes with the
+// open file, which the workers inherit: it is held while any process of
+// the run lives, and a crashed run leaves the file but no lock.
+class RunLock {
+ public:
+  // Throws RunLocked when another process holds it, std::runtime_error when
+  // the file cannot be opened.
+  explicit RunLock(const std::filesystem::path& dir);
+  ~RunLock();
+  RunLock(const RunLock&) = delete;
+  RunLock& operator=(const RunLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// What() names the folder and the pid of the trainer that holds it.
+class RunLocked : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // The names in a run folder `dir` (README, "train_a3c").
 std::string ArgsPath(const std::string& dir);       // args.json
 std::string CommandPath(const std::string& dir);    // command.txt
+std::string LockPath(const std::string& dir);       // .lock
 std::string ScoresPath(const std::string& dir);     // scores.txt
 std::string ScoresSvgPath(const std::string& dir);  // scores.svg
 std::string BestDir(const std::string& dir);        // best/

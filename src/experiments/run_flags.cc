@@ -148,7 +148,14 @@ void AppendTokens(const po::options_description& desc, const std::string& key,
 // Stores `tokens` after what `vm` holds: a value given before wins.
 void StoreTokens(const std::vector<std::string>& tokens,
                  const po::options_description& desc, po::variables_map& vm) {
-  po::store(po::command_line_parser(tokens).options(desc).run(), vm);
+  // Names match exactly, as in a config file: a recorded option that no
+  // longer exists is refused, never taken for a flag it is a prefix of.
+  po::store(po::command_line_parser(tokens)
+                .options(desc)
+                .style(po::command_line_style::default_style &
+                       ~po::command_line_style::allow_guessing)
+                .run(),
+            vm);
 }
 
 // --config FILE: its 'key = value' lines, after the command line.
@@ -493,7 +500,7 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
     Require(DefaultModelRegistry().Contains(f.arch), "arch", f.arch,
             JoinNames(DefaultModelRegistry().Names()));
   }
-  const TrainingDefaults family = DefaultEnvRegistry().Defaults(f.env);
+  const TrainingDefaults family = TrainingDefaultsFor(f.env, env);
   if (vm.count("reward-scale-factor") == 0) {
     f.reward_scale_factor = family.reward_scale.value_or(kReferenceRewardScale);
   }
@@ -560,8 +567,8 @@ void CheckRunInputs(const po::variables_map& vm, Env& env, RunFlags& f) {
 void ValidateStructs(RunFlags& f) {
   TrainOptions& t = f.train;
   t.outdir = f.outdir;  // The run directory is chosen later.
-  f.dist.Validate();
   t.Validate();
+  f.dist.Validate();
   if (f.dist.Enabled()) f.dist.ValidateWith(t);
   if (f.curriculum) f.curriculum->Validate();
   f.self_play.Validate();

@@ -214,9 +214,18 @@ class TrainerRun {
     for (int a = 0; a < argc; ++a) {
       command += (a ? " " : "") + ShellQuote(argv[a]);
     }
+    // Built before anything is written: a program's extension may refuse.
+    const Extensions extensions = AssembleExtensions();
     fs::path run;
+    std::unique_ptr<RunLock> lock;
     if (!f_.resume.empty()) {
       run = f_.resume_run;
+      try {
+        lock = std::make_unique<RunLock>(run);
+      } catch (const RunLocked& e) {
+        throw FlagError("--resume=" + f_.resume + " is invalid; accepted: " +
+                        "a run no other trainer is running (" + e.what() + ")");
+      }
       std::cout << "results in " << run.string() << " (resuming from "
                 << f_.resume << " at step " << f_.resume_step << ")"
                 << std::endl;
@@ -230,6 +239,7 @@ class TrainerRun {
                           previous.str() + command + "\n");
     } else {
       run = MakeRunDir(f_.outdir);
+      lock = std::make_unique<RunLock>(run);
       std::cout << "results in " << run.string() << std::endl;
       WriteFileAtomically(CommandPath(run.string()), command + "\n");
     }
@@ -249,7 +259,7 @@ class TrainerRun {
     }
     const TrainResult result =
         TrainAgentAsync(options, EnvFactory(fault), AgentFactory(obs, act),
-                        hooks, &std::cout, AssembleExtensions());
+                        hooks, &std::cout, extensions);
     if (result.exit_code != 0) {
       std::cerr << plugins_.program << ": " << result.message << std::endl;
       // How each worker ended, when this host's workers are the story

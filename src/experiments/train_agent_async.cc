@@ -117,8 +117,10 @@ struct ReleaseStopSignalsOnReturn {
   sigset_t before;
   bool armed = false;
   ReleaseStopSignalsOnReturn() { pthread_sigmask(SIG_BLOCK, nullptr, &before); }
-  ~ReleaseStopSignalsOnReturn() {
+  ~ReleaseStopSignalsOnReturn() { Now(); }
+  void Now() {
     if (armed) ReleaseStopSignals(before);
+    armed = false;
   }
 };
 
@@ -137,7 +139,11 @@ class Trainer {
         log_(log),
         extensions_(extensions),
         outdir_(options.outdir) {}
+  // An extension's Release may take a while (a coordinator that is
+  // unwinding waits for its thread): a stop signal is not left blocked
+  // meanwhile.
   ~Trainer() {
+    release_.Now();
     for (const auto& extension : extensions_) extension->Release();
   }
   Trainer(const Trainer&) = delete;

@@ -44,7 +44,9 @@ struct TrainResult {
 // `extensions` (experiments/extension.h) plug features into the run, their
 // hooks called in list order. Throws std::invalid_argument for invalid
 // options before anything is written; a failure to save the exception
-// checkpoint is added to message.
+// checkpoint is added to message. Sets SIGXFSZ to be ignored in the calling
+// process (a file-size limit then fails a write with EFBIG, which is
+// reported, instead of killing the writer).
 TrainResult TrainAgentAsync(const TrainOptions& options,
                             const MakeEnvFn& make_env,
                             const MakeAgentFn& make_agent,

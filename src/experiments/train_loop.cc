@@ -177,6 +177,8 @@ class Worker {
     for (const auto& hook : *ctx_.hooks) hook(env, agent_, t);
   }
 
+  // The first extension that cuts ends the episode; later ones are not
+  // asked for this step.
   bool ExtensionCuts(int64_t env) {
     for (const auto& extension : ctx_.worker_extensions) {
       if (extension->CutEpisode(env)) return true;

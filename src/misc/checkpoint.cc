@@ -113,8 +113,9 @@ void SaveCheckpointFile(proto::Checkpoint& checkpoint,
     proto::Checkpoint reread;
     if (!reread.ParseFromString(payload)) {
       throw std::runtime_error("saving checkpoint " + path +
-                               ": it would not load again (a text field is "
-                               "not valid UTF-8); nothing was written");
+                               ": protobuf cannot parse it back (a text "
+                               "field that is not UTF-8?); nothing was "
+                               "written");
     }
   }
   char header[kHeaderBytes] = {};

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -168,6 +169,35 @@ TEST(TrainerFaultTest, AFileSizeLimitFailsTheRunWithItsMessage) {
         << e.path();
   }
   EXPECT_TRUE(run.GroupGone());
+}
+
+// Two --resume of one checkpoint at once: the second is refused (exit 2,
+// one line naming the running trainer's pid) before it writes anything;
+// they used to interleave their rows and checkpoints in one folder.
+TEST(TrainerFaultTest, TwoTrainersAreNeverInOneRunFolder) {
+  TempDir dir("two_resumes");
+  Spawned first({"--outdir", dir.str(), "--processes", "1", "--steps", "2000",
+                 "--eval-interval", "1000", "--eval-n-runs", "1", "--quiet"},
+                "");
+  ASSERT_EQ(first.Finish(), 0) << first.output();
+  const std::string checkpoint = (first.RunDir() / "2000_finish").string();
+  Spawned running({"--resume", checkpoint, "--steps", "1000000000", "--quiet"},
+                  "");
+  ASSERT_TRUE(running.WaitFor("results in")) << running.output();
+  Spawned second({"--resume", checkpoint, "--steps", "1000000000", "--quiet"},
+                 "");
+  EXPECT_EQ(second.Finish(), 2) << second.output();
+  EXPECT_EQ(std::count(second.output().begin(), second.output().end(), '\n'), 1)
+      << second.output();
+  EXPECT_NE(
+      second.output().find("(pid " + std::to_string(running.pid()) + " holds "),
+      std::string::npos)
+      << second.output();
+  kill(running.pid(), SIGINT);
+  EXPECT_EQ(running.Finish(), 130) << running.output();
+  // Its lock went with it: the run resumes again.
+  Spawned again({"--resume", checkpoint, "--steps", "3000", "--quiet"}, "");
+  EXPECT_EQ(again.Finish(), 0) << again.output();
 }
 
 TEST(TrainerFaultTest, FullDiskWhileSavingIsReportedAndKeepsTheGoodCheckpoint) {

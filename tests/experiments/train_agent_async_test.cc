@@ -475,6 +475,7 @@ struct RecordingBlock {
   std::atomic<int64_t> measured{0};
   std::atomic<int64_t> unmeasured{0};
   std::atomic<int64_t> cuts{0};
+  std::atomic<int64_t> envs_seen{0};
 };
 
 class RecordingWorker : public WorkerExtension {
@@ -529,13 +530,14 @@ class RecordingExtension : public TrainerExtension {
   }
   std::unique_ptr<WorkerExtension> StartWorker(const WorkerInfo& w) override {
     block->worker_starts.fetch_add(1);
-    EXPECT_EQ(w.envs->size(), 1u);
+    block->envs_seen.fetch_add(static_cast<int64_t>(w.envs->size()));
     return std::make_unique<RecordingWorker>(*block);
   }
   // The shared area is unmapped when the run returns: what the test reads
   // is copied at the end.
   void WorkersEnded(const GroupReport&) override {
     worker_starts = block->worker_starts.load();
+    envs_seen = block->envs_seen.load();
     resets = block->resets.load();
     measured = block->measured.load();
     unmeasured = block->unmeasured.load();
@@ -545,7 +547,8 @@ class RecordingExtension : public TrainerExtension {
   int configured = 0;
   int started = 0;
   RecordingBlock* block = nullptr;
-  int64_t worker_starts = 0, resets = 0, measured = 0, unmeasured = 0, cuts = 0;
+  int64_t worker_starts = 0, envs_seen = 0, resets = 0, measured = 0,
+          unmeasured = 0, cuts = 0;
 };
 
 TEST_F(TrainAgentAsyncTest, AnExtensionsHooksAreCalledInEveryProcess) {
@@ -561,6 +564,7 @@ TEST_F(TrainAgentAsyncTest, AnExtensionsHooksAreCalledInEveryProcess) {
   EXPECT_EQ(recording->started, 1);
   const RecordingExtension& b = *recording;
   EXPECT_EQ(b.worker_starts, 2);
+  EXPECT_EQ(b.envs_seen, 2);  // One environment each.
   // Every counted episode passed EpisodeEnded once; the extension's cuts are
   // not measured (nor are the last rows the trainer cuts at the budget).
   EXPECT_EQ(b.measured + b.unmeasured, r.episodes);

@@ -146,7 +146,7 @@ SelfPlayEnv* FindSelfPlayEnv(Env& env) {
   }
 }
 
-void RegisterGames(EnvRegistry& registry) {
+TrainingDefaults GameTrainingDefaults() {
   // Games' results (1, 0, -1) are not scaled: the entropy bonus would drown
   // them. Their entropy weight is 0.1: with the reference's 0.01, pure
   // self-play collapses onto a few lines (measured, README "Two-player
@@ -154,6 +154,11 @@ void RegisterGames(EnvRegistry& registry) {
   TrainingDefaults defaults;
   defaults.reward_scale = 1.0;
   defaults.entropy_weight = 0.1;
+  return defaults;
+}
+
+void RegisterGames(EnvRegistry& registry) {
+  const TrainingDefaults defaults = GameTrainingDefaults();
   for (const std::string& name : DefaultGameRegistry().Names()) {
     registry.Register(
         name,

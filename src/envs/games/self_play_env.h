@@ -21,6 +21,7 @@
 namespace asyncrl {
 
 class EnvRegistry;
+struct TrainingDefaults;
 
 // Supplies each training episode's opponent and receives its result.
 // Called by the environment's owner process only.
@@ -111,6 +112,10 @@ void ObserveWithMask(const Game& game, int player, float* out);
 SelfPlayEnv* FindSelfPlayEnv(Env& env);
 
 // Registers TicTacToe and ConnectFour (no time limit: games end).
+// What two-player games ask of a training run (registry.h's
+// TrainingDefaults): results unscaled, entropy weight 0.1.
+TrainingDefaults GameTrainingDefaults();
+
 void RegisterGames(EnvRegistry& registry);
 
 }  // namespace asyncrl

@@ -94,11 +94,15 @@ std::unique_ptr<MinAtarGame> MakeMinAtar(const std::string& game,
                               "'; accepted: " + JoinNames(MinAtarGameNames()));
 }
 
-void RegisterMinAtar(EnvRegistry& registry) {
-  // Image observations: rewards unscaled, as the reference's Atari example
-  // does not scale them.
+TrainingDefaults ImageTrainingDefaults() {
+  // Rewards unscaled, as the reference's Atari example does not scale them.
   TrainingDefaults defaults;
   defaults.reward_scale = 1.0;
+  return defaults;
+}
+
+void RegisterMinAtar(EnvRegistry& registry) {
+  const TrainingDefaults defaults = ImageTrainingDefaults();
   for (const std::string& game : MinAtarGameNames()) {
     registry.Register(
         "MinAtar/" + game, [game] { return MakeMinAtar(game); }, 0, defaults);

@@ -22,6 +22,7 @@
 namespace asyncrl {
 
 class EnvRegistry;
+struct TrainingDefaults;
 
 struct MinAtarOptions {
   // Probability that the previously executed action is repeated instead of
@@ -111,6 +112,10 @@ std::unique_ptr<MinAtarGame> MakeMinAtar(const std::string& game,
 
 // Registers MinAtar/<Game> and MinAtar/<Game>-minimal for every game, without
 // an episode limit (Freeway's 2,500 frames are part of its rules).
+// What image-observation tasks ask of a training run (registry.h's
+// TrainingDefaults): rewards unscaled.
+TrainingDefaults ImageTrainingDefaults();
+
 void RegisterMinAtar(EnvRegistry& registry);
 
 }  // namespace asyncrl

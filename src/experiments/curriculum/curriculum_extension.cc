@@ -61,8 +61,11 @@ CurriculumExtension::CurriculumExtension(
   }
 }
 
-void CurriculumExtension::Configure(const TrainOptions& options, Env&) {
+void CurriculumExtension::AdjustOptions(TrainOptions*) const {
   curriculum_->Validate();
+}
+
+void CurriculumExtension::Configure(const TrainOptions& options, Env&) {
   steps_ = options.steps;
   reward_scale_ = options.reward_scale;
   seed_ = options.seed;
@@ -75,6 +78,7 @@ size_t CurriculumExtension::SharedBytes(const SharedStateSizes&) const {
 void CurriculumExtension::Place(void* shared, const RunInfo& run) {
   block_ = new (shared) CurriculumBlock();
   control_ = run.control;
+  reported_ = 0;
 }
 
 void CurriculumExtension::SaveTo(proto::Checkpoint* checkpoint) const {

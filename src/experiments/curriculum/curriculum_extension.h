@@ -22,6 +22,7 @@ class CurriculumExtension : public TrainerExtension {
   explicit CurriculumExtension(std::shared_ptr<const Curriculum> curriculum);
 
   std::string Name() const override { return "curriculum"; }
+  void AdjustOptions(TrainOptions* options) const override;
   void Configure(const TrainOptions& options, Env& probe) override;
   size_t SharedBytes(const SharedStateSizes& sizes) const override;
   void Place(void* shared, const RunInfo& run) override;

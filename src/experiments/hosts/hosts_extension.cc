@@ -66,11 +66,6 @@ void HostsExtension::AdjustOptions(TrainOptions* options) const {
   options_.Validate();
   options_.ValidateWith(*options);
   *options = ForThisHost(*options, options_);
-}
-
-void HostsExtension::Configure(const TrainOptions& options, Env&) {
-  steps_ = options.steps;
-  outdir_ = options.outdir;
   if (!options_.Loopback()) {
     Log(LogLevel::kWarning,
         "dist: --master-addr=" + options_.master_addr +
@@ -85,6 +80,11 @@ void HostsExtension::Configure(const TrainOptions& options, Env&) {
             "TCPStore cannot bind one address), unauthenticated: keep the "
             "port closed to untrusted networks");
   }
+}
+
+void HostsExtension::Configure(const TrainOptions& options, Env&) {
+  steps_ = options.steps;
+  outdir_ = options.outdir;
   // A host that dies leaves sockets whose next write raises SIGPIPE in the
   // others (Gloo and the store do not all write with MSG_NOSIGNAL), which
   // would kill them silently, without <t>_except/: the write fails with
@@ -182,7 +182,12 @@ void HostsExtension::Conclude(const GroupReport& report, RunEnd* end) {
 
 // A coordinator still running (the trainer threw) stops this host and says
 // so (~HostCoordinator) before the region it reads is unmapped.
-void HostsExtension::Release() { coordinator_.reset(); }
+void HostsExtension::Release() {
+  coordinator_.reset();
+  save_ = nullptr;
+  block_ = nullptr;
+  control_ = nullptr;
+}
 
 std::string HostsExtension::Rank() const {
   return "rank " + std::to_string(options_.node_rank);

@@ -28,8 +28,11 @@ class SelfPlayWorker : public WorkerExtension {
 SelfPlayExtension::SelfPlayExtension(SelfPlayOptions options)
     : options_(std::move(options)) {}
 
-void SelfPlayExtension::Configure(const TrainOptions& options, Env& probe) {
+void SelfPlayExtension::AdjustOptions(TrainOptions*) const {
   options_.Validate();
+}
+
+void SelfPlayExtension::Configure(const TrainOptions& options, Env& probe) {
   seed_ = options.seed;
   eval_games_ = options.eval_n_episodes;
   SelfPlayEnv* game = FindSelfPlayEnv(probe);

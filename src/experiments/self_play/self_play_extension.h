@@ -23,6 +23,7 @@ class SelfPlayExtension : public TrainerExtension {
   explicit SelfPlayExtension(SelfPlayOptions options);
 
   std::string Name() const override { return "self-play"; }
+  void AdjustOptions(TrainOptions* options) const override;
   void Configure(const TrainOptions& options, Env& probe) override;
   size_t SharedBytes(const SharedStateSizes& sizes) const override;
   void Place(void* shared, const RunInfo& run) override;
