@@ -137,7 +137,7 @@ class TrainerRun {
 
   int Demo(const Space& obs, const Space& act) const {
     std::unique_ptr<Agent> agent = AgentFactory(obs, act)(0);
-    agent->Load(f_.train.load);
+    LoadInto(*agent, "load", f_.train.load);
     auto env = EnvFactory(std::nullopt)(0, true);
     env->Reset(EvalEnvSeed(0, f_.train.seed, 1));
     if (SelfPlayEnv* game = FindSelfPlayEnv(*env)) {
@@ -184,44 +184,93 @@ class TrainerRun {
     } catch (const std::invalid_argument& e) {
       throw FlagError(e.what());
     }
-    // A program's own agent is built once before anything is written, so
-    // that one refusing the environment's spaces (std::invalid_argument)
-    // is an invalid-input error with nothing created. A3C's network was
-    // checked with the flags.
-    if (custom_agent_) {
-      std::unique_ptr<Agent> probe;
-      try {
-        probe = AgentFactory(obs, act)(0);
-      } catch (const InvalidOption& e) {
-        const std::string field = FlagName(e.field());
-        for (const FlagSpec& flag : plugins_.flags) {
-          if (flag.name == field) {
-            throw FlagError("--" + field + "=" + e.value() +
-                            " is invalid; accepted: " + e.accepted());
-          }
-        }
-        throw;
-      }
-      if (f_.train.envs_per_process > 1 &&
-          dynamic_cast<BatchAgent*>(probe.get()) == nullptr) {
-        throw FlagError(
-            "--envs-per-process=" + std::to_string(f_.train.envs_per_process) +
-            " is invalid; accepted: 1 (agent type '" + probe->Type() +
-            "' does not act on batches)");
-      }
+    if (custom_agent_) CheckCustomAgent(obs, act);
+    CheckCheckpointFits(obs, act);
+    // Built before anything is written: a program's extension may refuse.
+    const Extensions extensions = AssembleExtensions();
+    std::unique_ptr<RunLock> lock;
+    const fs::path run = OpenRunFolder(argc, argv, &lock);
+
+    TrainOptions options = f_.train;
+    options.outdir = run.string();
+    if (f_.quiet || f_.log_level == "warning" || f_.log_level == "error") {
+      options.progress_interval = std::chrono::milliseconds(0);
     }
+    std::vector<StepHook> hooks;
+    if (f_.lr_decay) {
+      hooks.push_back(
+          LinearLearningRateDecay(f_.agent.optimizer.lr, 0.0, options.steps));
+    }
+    const TrainResult result =
+        TrainAgentAsync(options, EnvFactory(fault), AgentFactory(obs, act),
+                        hooks, &std::cout, extensions);
+    return Report(result, run);
+  }
+
+ private:
+  // Loads checkpoint `dir` (given as --flag) into `agent`; one the agent
+  // cannot take (another environment, network or agent) is an invalid
+  // flag, exit 2.
+  static void LoadInto(Agent& agent, const std::string& flag,
+                       const std::string& dir) {
+    try {
+      agent.Load(dir);
+    } catch (const std::runtime_error& e) {
+      throw FlagError("--" + flag + "=" + dir + " is invalid: " + e.what());
+    }
+  }
+
+  // The checkpoint --resume or --load names, tried on an agent of this run
+  // before anything is written (it was refused only after the run folder,
+  // args.json and command.txt were).
+  void CheckCheckpointFits(const Space& obs, const Space& act) const {
+    const bool resume = !f_.resume.empty();
+    const std::string& dir = resume ? f_.resume : f_.train.load;
+    if (dir.empty()) return;
+    std::unique_ptr<Agent> probe = AgentFactory(obs, act)(0);
+    LoadInto(*probe, resume ? "resume" : "load", dir);
+  }
+
+  // A program's own agent is built once before anything is written, so
+  // that one refusing the environment's spaces (std::invalid_argument) is
+  // an invalid-input error with nothing created. A3C's network was checked
+  // with the flags.
+  void CheckCustomAgent(const Space& obs, const Space& act) const {
+    std::unique_ptr<Agent> probe;
+    try {
+      probe = AgentFactory(obs, act)(0);
+    } catch (const InvalidOption& e) {
+      const std::string field = FlagName(e.field());
+      for (const FlagSpec& flag : plugins_.flags) {
+        if (flag.name == field) {
+          throw FlagError("--" + field + "=" + e.value() +
+                          " is invalid; accepted: " + e.accepted());
+        }
+      }
+      throw;
+    }
+    if (f_.train.envs_per_process > 1 &&
+        dynamic_cast<BatchAgent*>(probe.get()) == nullptr) {
+      throw FlagError(
+          "--envs-per-process=" + std::to_string(f_.train.envs_per_process) +
+          " is invalid; accepted: 1 (agent type '" + probe->Type() +
+          "' does not act on batches)");
+    }
+  }
+
+  // The run folder: the resumed run's, or a new one; locked for this run
+  // (*lock), then command.txt (appended to on resume) and args.json.
+  fs::path OpenRunFolder(int argc, const char* const* argv,
+                         std::unique_ptr<RunLock>* lock) const {
     std::string command;
     for (int a = 0; a < argc; ++a) {
       command += (a ? " " : "") + ShellQuote(argv[a]);
     }
-    // Built before anything is written: a program's extension may refuse.
-    const Extensions extensions = AssembleExtensions();
     fs::path run;
-    std::unique_ptr<RunLock> lock;
     if (!f_.resume.empty()) {
       run = f_.resume_run;
       try {
-        lock = std::make_unique<RunLock>(run);
+        *lock = std::make_unique<RunLock>(run);
       } catch (const RunLocked& e) {
         throw FlagError("--resume=" + f_.resume + " is invalid; accepted: " +
                         "a run no other trainer is running (" + e.what() + ")");
@@ -239,27 +288,18 @@ class TrainerRun {
                           previous.str() + command + "\n");
     } else {
       run = MakeRunDir(f_.outdir);
-      lock = std::make_unique<RunLock>(run);
+      *lock = std::make_unique<RunLock>(run);
       std::cout << "results in " << run.string() << std::endl;
       WriteFileAtomically(CommandPath(run.string()), command + "\n");
     }
     Json::Object args;
     for (const auto& [key, value] : f_.resolved) args[key] = value;
     WriteFileAtomically(ArgsPath(run.string()), Json(args).Dump(2) + "\n");
+    return run;
+  }
 
-    TrainOptions options = f_.train;
-    options.outdir = run.string();
-    if (f_.quiet || f_.log_level == "warning" || f_.log_level == "error") {
-      options.progress_interval = std::chrono::milliseconds(0);
-    }
-    std::vector<StepHook> hooks;
-    if (f_.lr_decay) {
-      hooks.push_back(
-          LinearLearningRateDecay(f_.agent.optimizer.lr, 0.0, options.steps));
-    }
-    const TrainResult result =
-        TrainAgentAsync(options, EnvFactory(fault), AgentFactory(obs, act),
-                        hooks, &std::cout, extensions);
+  // The end of the run on stdout (done) or stderr (failed): its exit code.
+  int Report(const TrainResult& result, const fs::path& run) const {
     if (result.exit_code != 0) {
       std::cerr << plugins_.program << ": " << result.message << std::endl;
       // How each worker ended, when this host's workers are the story
@@ -283,7 +323,6 @@ class TrainerRun {
     return 0;
   }
 
- private:
   const RunFlags& f_;
   TrainerPlugins plugins_;
   bool custom_agent_ = false;

@@ -196,30 +196,11 @@ class Worker {
   // stop_episode_and_train loop, through SingleEnvLearner.
   void Run(RowLearner& learner) {
     const int64_t k = options_.envs_per_process;
-    const int64_t obs_size = ctx_.envs[0]->ObservationSpace().FlatSize();
-    std::vector<float> obs(k * obs_size);
-    std::vector<float> next(k * obs_size);
-    std::vector<double> rewards(k);
-    std::vector<uint8_t> terminal(k);
-    std::vector<uint8_t> ended(k);
-    std::vector<uint8_t> episode_end(k);
-    std::vector<int64_t> len(k, 0);
-    std::vector<double> returns(k, 0.0);
-    // Episodes an extension ended (WorkerExtension::CutEpisode).
-    std::vector<uint8_t> extension_cut(k, 0);
-    auto reset = [&](int64_t j, std::optional<uint64_t> seed) {
-      for (const auto& extension : ctx_.worker_extensions) {
-        extension->BeforeReset(j, *ctx_.envs[j]);
-      }
-      return ctx_.envs[j]->Reset(seed);
-    };
-    auto put = [obs_size](std::vector<float>& dst, int64_t row, FloatView v) {
-      std::memcpy(dst.data() + row * obs_size, v.data,
-                  obs_size * sizeof(float));
-    };
+    rows_.Resize(k, ctx_.envs[0]->ObservationSpace().FlatSize());
     for (int64_t j = 0; j < k; ++j) {
-      put(obs, j,
-          reset(j, TrainEnvSeed(static_cast<int>(ctx_.process_idx * k + j),
+      rows_.Put(
+          rows_.obs, j,
+          Reset(j, TrainEnvSeed(static_cast<int>(ctx_.process_idx * k + j),
                                 options_.seed,
                                 static_cast<int>(options_.processes * k))));
     }
@@ -229,26 +210,10 @@ class Worker {
       const std::vector<Action>* actions = nullptr;
       {
         ScopedTimer timer("agent");
-        actions = &learner.Act({obs.data(), active * obs_size}, active);
+        actions =
+            &learner.Act({rows_.obs.data(), active * rows_.obs_size}, active);
       }
-      for (int64_t j = 0; j < active; ++j) {
-        Env& env = *ctx_.envs[j];
-        StepResult r;
-        {
-          ScopedTimer timer("env_step");
-          r = env.Step((*actions)[j]);
-        }
-        ++len[j];
-        ++local_steps_;
-        returns[j] += r.reward;
-        RunHooks(env, first + j);
-        MaybeCheckpoint(first + j);
-        put(next, j, r.observation);
-        rewards[j] = r.reward;
-        terminal[j] = r.terminated;
-        extension_cut[j] = !r.Done() && !Cut(len[j]) && ExtensionCuts(j);
-        ended[j] = r.Done() || Cut(len[j]) || extension_cut[j];
-      }
+      StepRows(*actions, first, active);
       // Asked to stop (another worker failed, or a signal): leave at once,
       // as the reference's workers do: no last update, no episode counted,
       // no evaluation; the parent saves <t>_except/ from the shared state.
@@ -260,48 +225,121 @@ class Worker {
           last_t >= options_.steps || control_.training_done.load() != 0;
       int64_t next_active = 0;
       const int64_t next_first = stop_now ? 0 : Claim(k, &next_active);
-      // A smaller next batch starts a new rollout: the agent learns from
-      // this one now. Rows past the next batch's size end their episodes
-      // here (cut by the trainer); the others go on.
-      const bool end_rollout = next_active < active;
-      // The agent takes exactly `active` rows (fewer only in the last batch).
-      rewards.resize(active);
-      terminal.resize(active);
-      episode_end.resize(active);
-      for (int64_t j = 0; j < active; ++j) {
-        episode_end[j] = ended[j] || j >= next_active;
-      }
-      {
-        ScopedTimer timer("agent");
-        learner.Observe({next.data(), active * obs_size}, rewards, terminal,
-                        episode_end, end_rollout);
-      }
-      for (int64_t j = 0; j < active; ++j) {
-        const bool cut_by_trainer = j >= next_active;
-        if (ended[j] || cut_by_trainer) {
-          EndEpisode(j, first + j, returns[j], len[j],
-                     /*measured=*/!cut_by_trainer && !extension_cut[j]);
-          if (first + j == options_.steps && ctx_.steps == nullptr) {
-            SaveFinish();
-          }
-          len[j] = 0;
-          returns[j] = 0;
-          if (!cut_by_trainer) put(obs, j, reset(j, std::nullopt));
-        } else {
-          put(obs, j, {next.data() + j * obs_size, obs_size});
-        }
-      }
+      Learn(learner, active, next_active);
+      EndRows(first, active, next_active);
       first = next_first;
       active = next_active;
     }
   }
 
  private:
+  // The batch's rows: observations, what the last step gave, each
+  // environment's running episode.
+  struct Rows {
+    int64_t obs_size = 0;
+    std::vector<float> obs, next;
+    std::vector<double> rewards;
+    std::vector<uint8_t> terminal, ended, episode_end;
+    std::vector<int64_t> len;
+    std::vector<double> returns;
+    // Episodes an extension ended (WorkerExtension::CutEpisode).
+    std::vector<uint8_t> extension_cut;
+
+    void Resize(int64_t k, int64_t size) {
+      obs_size = size;
+      obs.assign(k * size, 0.0f);
+      next.assign(k * size, 0.0f);
+      rewards.assign(k, 0.0);
+      terminal.assign(k, 0);
+      ended.assign(k, 0);
+      episode_end.assign(k, 0);
+      len.assign(k, 0);
+      returns.assign(k, 0.0);
+      extension_cut.assign(k, 0);
+    }
+    void Put(std::vector<float>& dst, int64_t row, FloatView v) const {
+      std::memcpy(dst.data() + row * obs_size, v.data,
+                  obs_size * sizeof(float));
+    }
+  };
+
+  FloatView Reset(int64_t j, std::optional<uint64_t> seed) {
+    for (const auto& extension : ctx_.worker_extensions) {
+      extension->BeforeReset(j, *ctx_.envs[j]);
+    }
+    return ctx_.envs[j]->Reset(seed);
+  }
+
+  // Steps environments 0..active-1 with their actions (global steps
+  // first..first+active-1): hooks, checkpoints, episode ends.
+  void StepRows(const std::vector<Action>& actions, int64_t first,
+                int64_t active) {
+    for (int64_t j = 0; j < active; ++j) {
+      Env& env = *ctx_.envs[j];
+      StepResult r;
+      {
+        ScopedTimer timer("env_step");
+        r = env.Step(actions[j]);
+      }
+      ++rows_.len[j];
+      ++local_steps_;
+      rows_.returns[j] += r.reward;
+      RunHooks(env, first + j);
+      MaybeCheckpoint(first + j);
+      rows_.Put(rows_.next, j, r.observation);
+      rows_.rewards[j] = r.reward;
+      rows_.terminal[j] = r.terminated;
+      rows_.extension_cut[j] =
+          !r.Done() && !Cut(rows_.len[j]) && ExtensionCuts(j);
+      rows_.ended[j] = r.Done() || Cut(rows_.len[j]) || rows_.extension_cut[j];
+    }
+  }
+
+  // The agent learns from the batch. A smaller next batch starts a new
+  // rollout: the agent learns from this one now. Rows past the next
+  // batch's size end their episodes here (cut by the trainer); the others
+  // go on. The agent takes exactly `active` rows (fewer only in the last
+  // batch).
+  void Learn(RowLearner& learner, int64_t active, int64_t next_active) {
+    const bool end_rollout = next_active < active;
+    rows_.rewards.resize(active);
+    rows_.terminal.resize(active);
+    rows_.episode_end.resize(active);
+    for (int64_t j = 0; j < active; ++j) {
+      rows_.episode_end[j] = rows_.ended[j] || j >= next_active;
+    }
+    ScopedTimer timer("agent");
+    learner.Observe({rows_.next.data(), active * rows_.obs_size}, rows_.rewards,
+                    rows_.terminal, rows_.episode_end, end_rollout);
+  }
+
+  // Counts the episodes that ended (saving <steps>_finish/ at the last
+  // step), resets their environments, carries the others' observations.
+  void EndRows(int64_t first, int64_t active, int64_t next_active) {
+    for (int64_t j = 0; j < active; ++j) {
+      const bool cut_by_trainer = j >= next_active;
+      if (rows_.ended[j] || cut_by_trainer) {
+        EndEpisode(j, first + j, rows_.returns[j], rows_.len[j],
+                   /*measured=*/!cut_by_trainer && !rows_.extension_cut[j]);
+        if (first + j == options_.steps && ctx_.steps == nullptr) {
+          SaveFinish();
+        }
+        rows_.len[j] = 0;
+        rows_.returns[j] = 0;
+        if (!cut_by_trainer) rows_.Put(rows_.obs, j, Reset(j, std::nullopt));
+      } else {
+        rows_.Put(rows_.obs, j,
+                  {rows_.next.data() + j * rows_.obs_size, rows_.obs_size});
+      }
+    }
+  }
+
   WorkerContext& ctx_;
   const TrainOptions& options_;
   ControlBlock& control_;
   Agent& agent_;
   int64_t local_steps_ = 0;
+  Rows rows_;
 };
 
 }  // namespace

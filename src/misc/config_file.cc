@@ -1,5 +1,11 @@
 #include "asyncrl/misc/config_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 
 namespace asyncrl {
@@ -50,6 +56,60 @@ std::vector<std::pair<std::string, std::string>> ParseConfigText(
     entries.emplace_back(key, value);
   }
   return entries;
+}
+
+std::string ReadSmallRegularFile(const std::string& path, uint64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO with no writer returns at once (reading a
+  // regular file ignores the flag).
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    throw std::invalid_argument(errno == ENOENT
+                                    ? std::string("missing")
+                                    : std::string("cannot be opened: ") +
+                                          std::strerror(errno));
+  }
+  struct stat st {};
+  std::string what;
+  if (fstat(fd, &st) != 0) {
+    what = std::string("cannot be examined: ") + std::strerror(errno);
+  } else if (S_ISDIR(st.st_mode)) {
+    what = "a directory";
+  } else if (S_ISFIFO(st.st_mode)) {
+    what = "a FIFO";
+  } else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+    what = "a device";
+  } else if (S_ISSOCK(st.st_mode)) {
+    what = "a socket";
+  } else if (!S_ISREG(st.st_mode)) {
+    what = "not a regular file";
+  } else if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    what = std::to_string(st.st_size) + " bytes, over the limit of " +
+           std::to_string(max_bytes);
+  }
+  if (!what.empty()) {
+    close(fd);
+    throw std::invalid_argument(what);
+  }
+  std::string text;
+  char buf[65536];
+  while (true) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const std::string error = std::strerror(errno);
+      close(fd);
+      throw std::invalid_argument("cannot be read: " + error);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > max_bytes) {  // It grew since fstat.
+      close(fd);
+      throw std::invalid_argument("over the limit of " +
+                                  std::to_string(max_bytes) + " bytes");
+    }
+  }
+  close(fd);
+  return text;
 }
 
 }  // namespace asyncrl

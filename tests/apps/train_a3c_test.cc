@@ -3,6 +3,7 @@
 // run creates a new folder with args.json, command.txt, scores.txt and
 // checkpoints; --demo evaluates a saved agent; --config is read.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -143,6 +144,17 @@ INSTANTIATE_TEST_SUITE_P(
                 "--log-level=loud is invalid; accepted: debug, info, warning, "
                 "error"},
         BadFlag{"--config /nonexistent.conf", "--config=/nonexistent.conf"},
+        // Special files are refused unread: /dev/zero read 4.2 GB before
+        // bad_alloc, a directory was an empty config.
+        BadFlag{"--config /dev/zero",
+                "--config=/dev/zero is invalid; accepted: a readable regular "
+                "file of 'key = value' lines, at most 1048576 bytes (it is a "
+                "device)"},
+        BadFlag{"--config /tmp", "(it is a directory)"},
+        BadFlag{"--curriculum /dev/zero",
+                "--curriculum: /dev/zero: cannot be read; accepted: a "
+                "readable regular file of at most 1048576 bytes (it is a "
+                "device)"},
         BadFlag{"--bogus", "unrecognised option '--bogus'"},
         BadFlag{"--policy-target td",
                 "--policy-target=td is invalid; accepted: nstep, gae, vtrace "
@@ -303,6 +315,33 @@ TEST(TrainA3CTest, ARecordedValueWithANewlineResumes) {
                " --steps 3000 --quiet");
   EXPECT_EQ(resumed.status, 0) << resumed.output;
   EXPECT_TRUE(fs::exists(run / "3000_finish" / kCheckpointFileName));
+}
+
+// A checkpoint of another environment's network is refused in one line,
+// exit 2, before anything is written (--load made a run folder first, then
+// exited 1; --demo --load exited 1).
+TEST(TrainA3CTest, AForeignCheckpointIsRefusedBeforeAnythingIsWritten) {
+  TempDir dir("foreign");
+  const ProcessRun first =
+      TrainA3C("--outdir " + (dir.path() / "first").string() +
+               " --processes 1 --steps 1000 --eval-interval 1000"
+               " --eval-n-runs 1 --quiet");
+  ASSERT_EQ(first.status, 0) << first.output;
+  const fs::path checkpoint = RunFolder(first) / "1000_finish";
+  const fs::path outdir = dir.path() / "second";
+  for (const std::string& args :
+       {"--load " + checkpoint.string() +
+            " --env Acrobot-v1 --steps 2000 --outdir " + outdir.string(),
+        "--demo --load " + checkpoint.string() + " --env Acrobot-v1"}) {
+    const ProcessRun r = TrainA3C(args);
+    EXPECT_EQ(r.status, 2) << r.output;
+    ASSERT_EQ(r.Lines().size(), 1u) << r.output;
+    EXPECT_NE(
+        r.Lines()[0].find("--load=" + checkpoint.string() + " is invalid: "),
+        std::string::npos)
+        << r.output;
+  }
+  EXPECT_FALSE(fs::exists(outdir));
 }
 
 // --load takes the agent and starts a new run with fresh counters;
@@ -613,6 +652,22 @@ TEST(TrainA3CTest, CurriculumAdvancesIsVisibleAndResumes) {
             "goal_position=3/3");
 }
 
+// A FIFO with no writer as --config or --curriculum is refused at once
+// (it used to block for ever with no message).
+TEST(TrainA3CTest, AFifoAsAnInputFileIsRefusedWithoutBlocking) {
+  TempDir dir("fifo");
+  const fs::path fifo = dir.path() / "input";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& flag : {"--config", "--curriculum"}) {
+    const ProcessRun r = TrainA3C(flag + " " + fifo.string() + " --outdir " +
+                                  (dir.path() / "out").string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    ASSERT_EQ(r.Lines().size(), 1u) << r.output;
+    EXPECT_NE(r.Lines()[0].find("(it is a FIFO)"), std::string::npos)
+        << r.output;
+  }
+}
+
 TEST(TrainA3CTest, AMalformedCurriculumExitsTwoWithItsLine) {
   TempDir dir("bad_curriculum");
   const fs::path yaml = dir.path() / "bad.yaml";
@@ -631,7 +686,9 @@ TEST(TrainA3CTest, AMalformedCurriculumExitsTwoWithItsLine) {
     EXPECT_FALSE(fs::exists(outdir));
     if (args.find("nonexistent") != std::string::npos) {
       EXPECT_EQ(r.Lines()[0],
-                "train_a3c: --curriculum: /nonexistent.yaml: cannot be read");
+                "train_a3c: --curriculum: /nonexistent.yaml: cannot be read; "
+                "accepted: a readable regular file of at most 1048576 bytes "
+                "(it is missing)");
     } else {
       EXPECT_EQ(r.Lines()[0], "train_a3c: --curriculum: " + yaml.string() +
                                   ":4: parameter 'length': uniform needs "

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "asyncrl/misc/config_file.h"
 #include "asyncrl/misc/logging.h"
 #include "asyncrl/misc/strings.h"
 
@@ -369,11 +370,17 @@ Curriculum Curriculum::Parse(const std::string& text,
 }
 
 Curriculum Curriculum::Load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw CurriculumError(path + ": cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  return Parse(text.str(), path);
+  std::string text;
+  try {
+    text = ReadSmallRegularFile(path, kMaxInputFileBytes);
+  } catch (const std::invalid_argument& e) {
+    throw CurriculumError(path +
+                          ": cannot be read; accepted: a readable regular "
+                          "file of at most " +
+                          std::to_string(kMaxInputFileBytes) +
+                          " bytes (it is " + e.what() + ")");
+  }
+  return Parse(text, path);
 }
 
 int64_t Curriculum::BufferSize() const {

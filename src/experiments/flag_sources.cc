@@ -1,0 +1,199 @@
+#include "asyncrl/experiments/flag_sources.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "asyncrl/experiments/run_dir.h"
+#include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/config_file.h"
+#include "asyncrl/misc/json.h"
+#include "asyncrl/misc/validate.h"
+
+namespace asyncrl {
+namespace po = boost::program_options;
+namespace {
+
+// Options that describe this invocation, not the run: never taken from, or
+// compared with, a resumed run's args.json.
+const std::set<std::string> kPerInvocation = {
+    "resume", "load",      "demo",  "config",  "help",       "version",
+    "outdir", "log-level", "quiet", "profile", "step-offset"};
+
+std::map<std::string, std::string> ReadArgsJson(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw FlagError("--resume: " + path +
+                    " is missing; accepted: a checkpoint "
+                    "inside a run folder made by train_a3c");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  std::map<std::string, std::string> args;
+  try {
+    const Json json = Json::Parse(text.str());
+    for (const auto& [key, value] : json.object()) {
+      args[key] = value.string();
+    }
+  } catch (const std::runtime_error& e) {
+    throw FlagError("--resume: " + path + " is unreadable: " + e.what());
+  }
+  return args;
+}
+
+// Adds the tokens that give option `key` the value `value` as a command
+// line would: "--key=value", one token, so that a value stays a value (a
+// newline in it is part of it, never a new option); a switch (such as
+// lr-decay) takes true/1/yes (its flag) or false/0/no (nothing). Throws
+// std::invalid_argument for a switch with another value.
+void AppendTokens(const po::options_description& desc, const std::string& key,
+                  const std::string& value, std::vector<std::string>* tokens) {
+  const po::option_description* option =
+      desc.find_nothrow(key, /*approx=*/false);
+  if (option != nullptr && option->semantic()->max_tokens() == 0) {
+    if (value == "true" || value == "1" || value == "yes") {
+      tokens->push_back("--" + key);
+    } else if (value != "false" && value != "0" && value != "no") {
+      throw std::invalid_argument(key + " = " + value +
+                                  ": accepted: true or false");
+    }
+    return;
+  }
+  tokens->push_back("--" + key + "=" + value);
+}
+
+// Stores `tokens` after what `vm` holds: a value given before wins.
+void StoreTokens(const std::vector<std::string>& tokens,
+                 const po::options_description& desc, po::variables_map& vm) {
+  // Names match exactly, as in a config file: a recorded option that no
+  // longer exists is refused, never taken for a flag it is a prefix of.
+  po::store(po::command_line_parser(tokens)
+                .options(desc)
+                .style(po::command_line_style::default_style &
+                       ~po::command_line_style::allow_guessing)
+                .run(),
+            vm);
+}
+
+// --config FILE: its 'key = value' lines, after the command line.
+void StoreConfigFile(po::variables_map& vm,
+                     const po::options_description& desc) {
+  const std::string path = vm["config"].as<std::string>();
+  std::string text;
+  try {
+    text = ReadSmallRegularFile(path, kMaxInputFileBytes);
+  } catch (const std::invalid_argument& e) {
+    throw FlagError("--config=" + path +
+                    " is invalid; accepted: a readable regular file of "
+                    "'key = value' lines, at most " +
+                    std::to_string(kMaxInputFileBytes) + " bytes (it is " +
+                    e.what() + ")");
+  }
+  std::vector<std::string> tokens;
+  try {
+    for (const auto& [key, value] : ParseConfigText(text)) {
+      if (key == "config") {
+        throw std::invalid_argument("'config' cannot be set in a config file");
+      }
+      AppendTokens(desc, key, value, &tokens);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw FlagError("--config=" + path + " is invalid: " + e.what());
+  }
+  StoreTokens(tokens, desc, vm);
+}
+
+// --resume: every option the command line and the config file did not give,
+// from the resumed run's args.json.
+void StoreResumedOptions(po::variables_map& vm,
+                         const po::options_description& desc, RunFlags* f) {
+  if (vm.count("step-offset") && !vm["step-offset"].defaulted()) {
+    throw FlagError(
+        "--step-offset=" + FormatValue(vm["step-offset"].as<int64_t>()) +
+        " is invalid; accepted: not together with --resume (it continues "
+        "at the checkpoint's step)");
+  }
+  const std::filesystem::path ckpt(vm["resume"].as<std::string>());
+  if (!std::filesystem::is_regular_file(ckpt / kCheckpointFileName)) {
+    throw FlagError("--resume=" + ckpt.string() +
+                    " is invalid; accepted: a checkpoint directory holding " +
+                    kCheckpointFileName);
+  }
+  if (vm.count("load")) {
+    throw FlagError("--load=" + vm["load"].as<std::string>() +
+                    " is invalid; accepted: not together with --resume");
+  }
+  const std::filesystem::path run =
+      std::filesystem::absolute(ckpt).lexically_normal().parent_path();
+  const auto saved = ReadArgsJson(ArgsPath(run.string()));
+  const bool eval_given = vm.count("eval-n-runs") || vm.count("eval-n-steps");
+  std::vector<std::string> tokens;
+  for (const auto& [key, value] : saved) {
+    if (kPerInvocation.count(key)) continue;
+    if (eval_given && (key == "eval-n-runs" || key == "eval-n-steps")) continue;
+    if (vm.count(key) && !vm[key].defaulted()) {
+      f->resume_changes.push_back(key);  // Compared once values are known.
+      continue;
+    }
+    try {
+      AppendTokens(desc, key, value, &tokens);
+    } catch (const std::invalid_argument& e) {
+      throw FlagError("--resume: " + ArgsPath(run.string()) +
+                      " is unreadable: " + e.what());
+    }
+  }
+  StoreTokens(tokens, desc, vm);
+  f->resume_run = run.string();
+  f->resume_saved = saved;
+}
+
+// --demo --load DIR: the environment, network and episode limit of the
+// checkpoint's run unless given. A checkpoint that cannot be read is left
+// for --load's own check to report.
+void StoreDemoOptions(po::variables_map& vm,
+                      const po::options_description& desc) {
+  proto::Checkpoint checkpoint;
+  try {
+    checkpoint = LoadCheckpointDir(vm["load"].as<std::string>());
+  } catch (const std::exception&) {
+    return;
+  }
+  std::vector<std::string> tokens;
+  for (const char* key :
+       {"env", "arch", "max-episode-len", "scale-observations"}) {
+    const auto it = checkpoint.metadata().config().find(key);
+    if (it == checkpoint.metadata().config().end()) continue;
+    if (vm.count(key) && !vm[key].defaulted()) continue;
+    try {
+      AppendTokens(desc, key, it->second, &tokens);
+    } catch (const std::invalid_argument&) {
+      return;  // As an unreadable checkpoint.
+    }
+  }
+  StoreTokens(tokens, desc, vm);
+}
+
+}  // namespace
+
+void MergeSources(int argc, const char* const* argv,
+                  const po::options_description& desc, po::variables_map& vm,
+                  RunFlags* f) {
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    if (vm.count("config")) StoreConfigFile(vm, desc);
+    if (vm.count("resume")) StoreResumedOptions(vm, desc, f);
+    if (vm.count("demo") && vm["demo"].as<bool>() && vm.count("load")) {
+      StoreDemoOptions(vm, desc);
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw FlagError(e.what());
+  }
+}
+
+}  // namespace asyncrl
