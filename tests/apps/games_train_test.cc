@@ -176,6 +176,10 @@ TEST(GamesTrainTest, BadGameFlagsExitTwoInOneLine) {
            {"--env TicTacToe --eval-opponents random,oracle",
             "--eval-opponents=random,oracle is invalid; accepted: random, "
             "greedy, minimax, minimax:D"},
+           // Two columns of one name (issue 24, case 6).
+           {"--env TicTacToe --eval-opponents random,greedy,random",
+            "--eval-opponents=random,greedy,random is invalid; accepted: "
+            "each opponent once ('random' is given twice)"},
            {"--env CartPole-v1 --eval-opponents random",
             "--eval-opponents=random is invalid; accepted: only with a "
             "two-player game (--env ConnectFour, TicTacToe)"},

@@ -86,12 +86,20 @@ std::vector<std::string> SelfPlayOptions::EvalOpponents(
     const std::string& game) const {
   std::vector<std::string> names = SplitCommas(eval_opponents);
   if (names.empty()) return DefaultEvalOpponents(game);
-  for (const std::string& name : names) {
+  for (size_t i = 0; i < names.size(); ++i) {
     try {
-      MakeFixedOpponent(name, game);
+      MakeFixedOpponent(names[i], game);
     } catch (const std::invalid_argument& e) {
       throw InvalidOption("eval_opponents", eval_opponents,
                           "random, greedy, minimax, minimax:D (D in 1..42)");
+    }
+    // Each opponent names three scores.txt columns: a name given twice
+    // would give two columns one name.
+    if (std::find(names.begin(), names.begin() + i, names[i]) !=
+        names.begin() + i) {
+      throw InvalidOption(
+          "eval_opponents", eval_opponents,
+          "each opponent once ('" + names[i] + "' is given twice)");
     }
   }
   return names;
