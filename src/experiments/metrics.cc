@@ -10,6 +10,8 @@
 #include <new>
 #include <stdexcept>
 
+#include "asyncrl/misc/tensorboard.h"
+
 namespace asyncrl {
 
 MetricsChannel::MetricsChannel() {
@@ -45,9 +47,7 @@ bool MetricsChannel::Send(const char* tag, int64_t step, double value) {
   MetricRecord r;
   r.step = step;
   r.value = value;
-  r.wall_time = std::chrono::duration<double>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
+  r.wall_time = WallTimeSeconds();
   std::strncpy(r.tag, tag, sizeof(r.tag) - 1);
   const ssize_t n = write(write_fd_, &r, sizeof(r));
   if (n != static_cast<ssize_t>(sizeof(r))) {

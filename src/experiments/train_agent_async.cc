@@ -29,12 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-double WallTime() {
-  return std::chrono::duration<double>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // How often the parent drains the metrics pipe and looks at the workers.
 constexpr std::chrono::milliseconds kTickInterval{100};
 
@@ -66,7 +60,7 @@ class ParentMonitor {
       const int64_t step = control_.global_step.load();
       if (dt > 0) {
         events_.WriteScalar("train/steps_per_s", step,
-                            (step - last_rate_step_) / dt, WallTime());
+                            (step - last_rate_step_) / dt, WallTimeSeconds());
       }
       last_rate_time_ = now;
       last_rate_step_ = step;

@@ -4,6 +4,7 @@
 #ifndef ASYNCRL_MISC_TENSORBOARD_H_
 #define ASYNCRL_MISC_TENSORBOARD_H_
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -21,6 +22,13 @@ uint32_t MaskCrc(uint32_t crc);
 // Appends events to <dir>/events.out.tfevents.<unix time>.<host>. Writes the
 // file_version record on creation; flushes after each Write. One writer per
 // file: the trainer's parent process.
+// Now, as TensorBoard's events record wall time: seconds since the epoch.
+inline double WallTimeSeconds() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 class EventWriter {
  public:
   // Throws std::runtime_error naming the path when it cannot be created.

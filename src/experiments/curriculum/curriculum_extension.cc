@@ -12,12 +12,6 @@
 namespace asyncrl {
 namespace {
 
-double WallTime() {
-  return std::chrono::duration<double>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // One worker's side: the runner, and per environment the epoch its running
 // episode began in (an advance that requires a reset ends the episodes of
 // earlier epochs) and the generation (advances so far: its return counts
@@ -185,7 +179,7 @@ void CurriculumExtension::Report(EventWriter& events, bool periodic) {
 void CurriculumExtension::WriteLesson(EventWriter& events,
                                       const ParameterSchedule& p,
                                       int32_t lesson, int64_t step) const {
-  const double wall = WallTime();
+  const double wall = WallTimeSeconds();
   const std::string tag = "curriculum/" + p.parameter;
   events.WriteScalar(tag + "/lesson", step, lesson, wall);
   events.WriteScalar(tag + "/value", step,

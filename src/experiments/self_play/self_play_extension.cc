@@ -144,9 +144,7 @@ std::unique_ptr<WorkerExtension> SelfPlayExtension::StartWorker(
 void SelfPlayExtension::Report(EventWriter& events, bool periodic) {
   if (!active() || !periodic) return;
   const int64_t step = control_->global_step.load();
-  const double wall = std::chrono::duration<double>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
+  const double wall = WallTimeSeconds();
   events.WriteScalar("selfplay/elo", step, block_->elo.load(), wall);
   events.WriteScalar("selfplay/snapshots", step,
                      static_cast<double>(std::min<int64_t>(block_->taken.load(),
