@@ -5,6 +5,8 @@
 # self-play) and compares scores.txt without its elapsed column and every
 # checkpoint decoded without its time and revision fields.
 # Usage: scripts/ab_behaviour.sh OLD_TRAIN_A3C NEW_TRAIN_A3C
+# AB_NEW_FLAGS="flag ...": flags only the new binary has, left out of the
+# checkpoints' recorded options (a new flag at its default is recorded).
 # Prints IDENTICAL, or the differences and exits 1.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 OLD_TRAIN_A3C NEW_TRAIN_A3C" >&2; exit 2; }
@@ -37,6 +39,17 @@ runs() {  # BIN: the six runs into $work/out (the same path for both binaries)
   "$bin" $common --outdir "$work/out/curriculum" --env CartPole-v1 --curriculum "$work/curriculum.yaml" --steps 20000 --eval-interval 5000
   "$bin" $common --outdir "$work/out/selfplay" --env TicTacToe --steps 20000 --snapshot-interval 2000 --eval-interval 5000 --eval-n-runs 20
 }
+without_new_flags() {  # drops the recorded options named in AB_NEW_FLAGS
+  awk -v flags=" ${AB_NEW_FLAGS:-} " '
+    /^  config \{$/ { held = $0; next }
+    held != "" {
+      key = $2; gsub(/"/, "", key)
+      if (index(flags, " " key " ")) { skip = 1 } else { print held; print }
+      held = ""; next
+    }
+    skip { if ($0 ~ /^  \}$/) skip = 0; next }
+    { print }'
+}
 digest() {  # the runs' scores and decoded checkpoints
   for run in $(ls -d "$work"/out/*/ | sort); do
     local dir; dir=$(ls -d "$run"*/ | head -n 1)
@@ -47,7 +60,8 @@ digest() {  # the runs' scores and decoded checkpoints
       echo "-- $(basename "$c") $(tail -c +25 "$c/checkpoint.pb" |
         protoc --decode=asyncrl.proto.Checkpoint -I "$root/proto" \
           "$root/proto/checkpoint.proto" |
-        grep -v 'created_unix_ms\|build_revision\|elapsed_seconds' | md5sum)"
+        grep -v 'created_unix_ms\|build_revision\|elapsed_seconds' |
+        without_new_flags | md5sum)"
     done
   done
 }

@@ -48,7 +48,7 @@ fi
 # Measured against the other Debian 12 choices at our sizes (README,
 # "Which BLAS"): BLIS 0.9 ties at batch 1 and is 13% slower in the default
 # 16-environment loop, ATLAS 2-4x slower. On CPUs newer than OpenBLAS 0.3.21
-# the programs pick its best kernel themselves (src/misc/blas_kernel.h).
+# the programs pick its best kernel themselves (src/misc/platform/blas_kernel.h).
 alt=libblas.so.3-x86_64-linux-gnu
 serial=/usr/lib/x86_64-linux-gnu/openblas-serial/libblas.so.3
 current=$(update-alternatives --query "$alt" 2>/dev/null | sed -n 's/^Value: //p')

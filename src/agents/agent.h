@@ -23,8 +23,11 @@ struct Statistic {
 
 // Sizes, in floats, of the state an agent keeps in shared memory.
 struct SharedStateSizes {
-  int64_t params = 0;
-  int64_t optimizer = 0;
+  int64_t params = 0;     // Floats.
+  int64_t optimizer = 0;  // Floats.
+  // Bytes of any other state the agent shares (e.g. running observation
+  // statistics); the area is 64-byte aligned and zeroed.
+  int64_t state_bytes = 0;
 };
 
 // Counters every worker's agent updates (lock-free, so they work across
@@ -44,6 +47,7 @@ struct SharedBuffers {
   float* params = nullptr;
   float* optimizer = nullptr;
   SharedCounters* counters = nullptr;
+  void* state = nullptr;  // SharedStateSizes::state_bytes; null if 0.
 };
 
 // One agent per process; not thread-safe. Returned actions (and the float

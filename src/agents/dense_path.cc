@@ -108,22 +108,6 @@ std::vector<double> ToDoubles(const torch::Tensor& t, int64_t n,
   return {d.data_ptr<double>(), d.data_ptr<double>() + n};
 }
 
-// log sum_a exp(l_a) and the softmax's entropy for one row of n logits, in
-// double with the maximum subtracted.
-template <typename T>
-std::pair<double, double> LogSumExpAndEntropy(const T* l, int64_t n) {
-  const double max = *std::max_element(l, l + n);
-  double sum = 0;
-  for (int64_t a = 0; a < n; ++a) sum += std::exp(l[a] - max);
-  const double log_sum = std::log(sum) + max;
-  double entropy = 0;
-  for (int64_t a = 0; a < n; ++a) {
-    const double lp = l[a] - log_sum;
-    entropy -= std::exp(lp) * lp;
-  }
-  return {log_sum, entropy};
-}
-
 }  // namespace
 
 DenseLayout DenseLayout::Of(const DenseDescription& description,
@@ -232,15 +216,16 @@ void DenseActorCritic<T>::EvaluateActions(const T* params, int64_t rows,
                                           const int64_t* actions,
                                           const float* cont_actions,
                                           double* log_probs,
-                                          double* entropies) const {
+                                          double* entropies) {
   ASYNCRL_CHECK_LE(rows, rows_);
   const int64_t n = layout_.policy_size();
   if (layout_.kind == PolicyKind::kCategorical) {
+    probs_.resize(static_cast<size_t>(n));
     for (int64_t r = 0; r < rows; ++r) {
       const T* l = policy() + r * n;
-      const auto [log_sum, entropy] = LogSumExpAndEntropy(l, n);
-      log_probs[r] = l[actions[r]] - log_sum;
-      entropies[r] = entropy;
+      const SoftmaxRow row = SoftmaxOfRow(l, n, probs_.data());
+      log_probs[r] = l[actions[r]] - row.log_sum_exp;
+      entropies[r] = row.entropy;
     }
     return;
   }
@@ -250,10 +235,9 @@ void DenseActorCritic<T>::EvaluateActions(const T* params, int64_t rows,
     double entropy = 0;
     for (int64_t j = 0; j < n; ++j) {
       const int64_t i = r * n + j;
-      const double z = (double{cont_actions[i]} - policy()[i]) *
-                       std::exp(-double{log_std[j]});
-      log_prob += -0.5 * z * z - log_std[j] - 0.5 * kLog2Pi;
-      entropy += 0.5 + 0.5 * kLog2Pi + log_std[j];
+      log_prob += GaussianLogDensityPerDim<double>(cont_actions[i], policy()[i],
+                                                   log_std[j]);
+      entropy += GaussianEntropyPerDim<double>(log_std[j]);
     }
     log_probs[r] = log_prob;
     entropies[r] = entropy;
@@ -261,52 +245,40 @@ void DenseActorCritic<T>::EvaluateActions(const T* params, int64_t rows,
 }
 
 template <typename T>
-void DenseActorCritic<T>::LossGradient(
-    const T* params, const T* obs, int64_t rows, const int64_t* actions,
-    const float* cont_actions, const float* advantages, const float* returns,
-    double beta, double pi_scale, double v_scale, T* grads) {
+void DenseActorCritic<T>::OutputGradient(const T* params, const T* obs,
+                                         int64_t rows, const int64_t* actions,
+                                         const float* cont_actions,
+                                         const double* d_log_prob,
+                                         const double* d_entropy,
+                                         const double* d_value, T* grads) {
   ASYNCRL_CHECK_LE(rows, rows_);
   const int64_t n = layout_.policy_size();
   d_policy_.resize(static_cast<size_t>(rows * n));
   d_values_.resize(static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) {
-    d_values_[r] =
-        static_cast<T>(v_scale * (double{values()[r]} - double{returns[r]}));
-  }
+  for (int64_t r = 0; r < rows; ++r) d_values_[r] = static_cast<T>(d_value[r]);
   if (layout_.kind == PolicyKind::kCategorical) {
-    // d/dz_j of -(adv log p_a + beta H), with dlog p_a/dz_j = [j = a] - p_j
-    // and dH/dz_j = -p_j (log p_j + H).
+    probs_.resize(static_cast<size_t>(n));
     for (int64_t r = 0; r < rows; ++r) {
       const T* l = policy() + r * n;
-      const auto [log_sum, entropy] = LogSumExpAndEntropy(l, n);
-      const double adv = advantages[r];
-      for (int64_t a = 0; a < n; ++a) {
-        const double lp = l[a] - log_sum;
-        const double p = std::exp(lp);
-        const double one_hot = a == actions[r] ? 1.0 : 0.0;
-        // A masked logit (p exactly 0) gets no gradient.
-        d_policy_[r * n + a] =
-            p == 0 ? T{0}
-                   : static_cast<T>(pi_scale * (adv * (p - one_hot) +
-                                                beta * p * (lp + entropy)));
-      }
+      const SoftmaxRow row = SoftmaxOfRow(l, n, probs_.data());
+      CategoricalRowGradient(l, probs_.data(), n, row, actions[r],
+                             d_log_prob[r], d_entropy[r],
+                             d_policy_.data() + r * n);
     }
     Backward(params, obs, rows, d_policy_.data(), d_values_.data(), grads);
     return;
   }
-  // Gaussian, z = (a - mean) / sigma: dlog p/dmean = z / sigma,
-  // dlog p/dlog_std = z^2 - 1, dH/dlog_std = 1.
   const T* log_std = params + layout_.log_std;
   std::vector<double>& d_log_std = d_log_std_;
   d_log_std.assign(static_cast<size_t>(n), 0.0);
   for (int64_t r = 0; r < rows; ++r) {
-    const double adv = advantages[r];
     for (int64_t j = 0; j < n; ++j) {
       const int64_t i = r * n + j;
-      const double inv_sigma = std::exp(-double{log_std[j]});
-      const double z = (double{cont_actions[i]} - policy()[i]) * inv_sigma;
-      d_policy_[i] = static_cast<T>(-pi_scale * adv * z * inv_sigma);
-      d_log_std[j] += -pi_scale * (adv * (z * z - 1) + beta);
+      const GaussianDimGradient g =
+          GaussianRowGradient(cont_actions[i], policy()[i], log_std[j],
+                              d_log_prob[r], d_entropy[r]);
+      d_policy_[i] = static_cast<T>(g.mean);
+      d_log_std[j] += g.log_std;
     }
   }
   Backward(params, obs, rows, d_policy_.data(), d_values_.data(), grads);

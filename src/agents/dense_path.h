@@ -91,23 +91,24 @@ class DenseActorCritic {
   const T* values() const { return v_acts_.back().data(); }  // [rows kept].
 
   // For the first `rows` kept rows: log pi(a_i) and the entropy of each
-  // row's distribution, in double. Categorical actions are indices
-  // (`actions`), Gaussian ones [rows, D] floats (`cont_actions`); the other
-  // may be null. `params` are Forward's (the Gaussian's log_std).
+  // row's distribution, in double (agents/distributions.h). Categorical
+  // actions are indices (`actions`), Gaussian ones [rows, D] floats
+  // (`cont_actions`); the other may be null. `params` are Forward's (the
+  // Gaussian's log_std).
   void EvaluateActions(const T* params, int64_t rows, const int64_t* actions,
                        const float* cont_actions, double* log_probs,
-                       double* entropies) const;
+                       double* entropies);
 
-  // The gradient with respect to every parameter of
-  //   L = sum_{i < rows} [ -pi_scale (adv_i log pi(a_i) + beta H_i)
-  //                        + v_scale (v_i - R_i)^2 / 2 ]
-  // over the first `rows` kept rows, whose observations are `obs` (what
-  // Forward got for them, [rows, obs_size]), written into `grads` (the flat
-  // layout; every element is overwritten).
-  void LossGradient(const T* params, const T* obs, int64_t rows,
-                    const int64_t* actions, const float* cont_actions,
-                    const float* advantages, const float* returns, double beta,
-                    double pi_scale, double v_scale, T* grads);
+  // The gradient with respect to every parameter of a loss whose gradients
+  // with respect to the first `rows` kept rows' outputs are d_log_prob
+  // (d L / d log pi(a_i)), d_entropy (d L / d H_i) and d_value
+  // (d L / d v_i), [rows] each; `obs` are what Forward got for those rows
+  // ([rows, obs_size]). Written into `grads` (the flat layout; every
+  // element is overwritten).
+  void OutputGradient(const T* params, const T* obs, int64_t rows,
+                      const int64_t* actions, const float* cont_actions,
+                      const double* d_log_prob, const double* d_entropy,
+                      const double* d_value, T* grads);
 
   // Backpropagates d L / d policy output (logits, or the means in the action
   // bounds) and d L / d value of the first `rows` kept rows (observations
@@ -140,6 +141,7 @@ class DenseActorCritic {
   std::vector<T> d_values_;
   std::vector<T> d_raw_;           // Gaussian: d L / d raw means.
   std::vector<double> d_log_std_;  // Gaussian.
+  std::vector<double> probs_;      // Categorical: one row's softmax.
 };
 
 extern template class DenseActorCritic<float>;

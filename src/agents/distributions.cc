@@ -5,16 +5,6 @@
 #include <utility>
 
 namespace asyncrl {
-namespace {
-
-// A Gaussian's entropy in one dimension, for a tensor of log standard
-// deviations (learning) or one of them (acting): the one definition.
-template <typename T>
-T GaussianEntropyPerDim(const T& log_std) {
-  return 0.5 + 0.5 * kLog2Pi + log_std;
-}
-
-}  // namespace
 
 torch::Tensor MaskLogits(const torch::Tensor& logits,
                          const torch::Tensor& obs) {
@@ -42,18 +32,8 @@ void Categorical::Sample(const float* logits, int64_t rows, int64_t n,
   std::vector<double>& probs = *scratch;
   probs.resize(n);
   for (int64_t r = 0; r < rows; ++r) {
-    // The softmax and its entropy, -sum p (l - log sum exp l), in double
-    // with the maximum subtracted so that exp cannot overflow.
     const float* l = logits + r * n;
-    const double max = *std::max_element(l, l + n);
-    double sum = 0;
-    for (int64_t a = 0; a < n; ++a) sum += probs[a] = std::exp(l[a] - max);
-    const double log_sum = std::log(sum);
-    double entropy = 0;
-    for (int64_t a = 0; a < n; ++a) {
-      probs[a] /= sum;
-      entropy -= probs[a] * (l[a] - max - log_sum);
-    }
+    const SoftmaxRow row = SoftmaxOfRow(l, n, probs.data());
     int64_t action = 0;
     if (deterministic) {
       action = std::max_element(probs.begin(), probs.end()) - probs.begin();
@@ -73,8 +53,8 @@ void Categorical::Sample(const float* logits, int64_t rows, int64_t n,
       }
     }
     actions[r] = action;
-    entropies[r] = entropy;
-    if (log_probs != nullptr) log_probs[r] = l[action] - max - log_sum;
+    entropies[r] = row.entropy;
+    if (log_probs != nullptr) log_probs[r] = l[action] - row.log_sum_exp;
   }
 }
 
@@ -82,8 +62,7 @@ Gaussian::Gaussian(torch::Tensor mean, torch::Tensor log_std)
     : mean_(std::move(mean)), log_std_(std::move(log_std)) {}
 
 torch::Tensor Gaussian::LogProb(const torch::Tensor& actions) const {
-  const auto z = (actions - mean_) * torch::exp(-log_std_);
-  return (-0.5 * z * z - log_std_ - 0.5 * kLog2Pi).sum(-1);
+  return GaussianLogDensityPerDim(actions, mean_, log_std_).sum(-1);
 }
 
 torch::Tensor Gaussian::Entropy() const {
@@ -108,8 +87,8 @@ void Gaussian::Sample(const float* mean, const float* log_std, int64_t rows,
       actions[i] = static_cast<float>(a);
       entropy += GaussianEntropyPerDim<double>(log_std[i]);
       // Of the float the rollout keeps, as LogProb() reads it.
-      const double z = (double{actions[i]} - mean[i]) * std::exp(-log_std[i]);
-      log_prob += -0.5 * z * z - log_std[i] - 0.5 * kLog2Pi;
+      log_prob +=
+          GaussianLogDensityPerDim<double>(actions[i], mean[i], log_std[i]);
     }
     entropies[r] = entropy;
     if (log_probs != nullptr) log_probs[r] = log_prob;

@@ -21,6 +21,8 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -52,6 +54,83 @@ void MaskLogitRows(T* logits, int64_t rows, int64_t n, const T* obs,
       if (mask[a] == T{0}) logits[r * n + a] = static_cast<T>(kMaskedLogit);
     }
   }
+}
+
+// The row-level math, on raw rows in double (acting, and the fast path's
+// update: agents/dense_path.h), one definition each.
+
+// One row of a softmax: log sum_a exp(l_a) and the entropy -sum p log p.
+struct SoftmaxRow {
+  double log_sum_exp = 0;
+  double entropy = 0;
+};
+
+// The softmax of `n` logits, with the maximum subtracted so that exp cannot
+// overflow; the probabilities go into `probs` ([n]). A logit of
+// kMaskedLogit gets probability exactly 0.
+template <typename T>
+SoftmaxRow SoftmaxOfRow(const T* logits, int64_t n, double* probs) {
+  const double max = *std::max_element(logits, logits + n);
+  double sum = 0;
+  for (int64_t a = 0; a < n; ++a) sum += probs[a] = std::exp(logits[a] - max);
+  SoftmaxRow row;
+  row.log_sum_exp = std::log(sum) + max;
+  for (int64_t a = 0; a < n; ++a) {
+    probs[a] /= sum;
+    row.entropy -= probs[a] * (logits[a] - row.log_sum_exp);
+  }
+  return row;
+}
+
+// d/dl_j of d_log_prob * log pi(action) + d_entropy * H for one row
+// (`probs` and `row` from SoftmaxOfRow), into d_logits ([n]):
+// dlog pi(a)/dl_j = [j = a] - p_j, dH/dl_j = -p_j (log p_j + H). A logit of
+// probability 0 (a masked action) gets 0.
+template <typename T>
+void CategoricalRowGradient(const T* logits, const double* probs, int64_t n,
+                            const SoftmaxRow& row, int64_t action,
+                            double d_log_prob, double d_entropy, T* d_logits) {
+  for (int64_t a = 0; a < n; ++a) {
+    const double p = probs[a];
+    const double one_hot = a == action ? 1.0 : 0.0;
+    const double log_p = logits[a] - row.log_sum_exp;
+    d_logits[a] = p == 0
+                      ? T{0}
+                      : static_cast<T>(d_log_prob * (one_hot - p) -
+                                       d_entropy * p * (log_p + row.entropy));
+  }
+}
+
+// A diagonal Gaussian's entropy and log-density in one dimension, for
+// tensors (learning with autograd) or doubles (acting, the fast path).
+template <typename T>
+T GaussianEntropyPerDim(const T& log_std) {
+  return 0.5 + 0.5 * kLog2Pi + log_std;
+}
+
+template <typename T>
+T GaussianLogDensityPerDim(const T& action, const T& mean, const T& log_std) {
+  using std::exp;
+  using torch::exp;
+  const T z = (action - mean) * exp(-log_std);
+  return -0.5 * z * z - log_std - 0.5 * kLog2Pi;
+}
+
+// d/dmean and d/dlog_std of d_log_prob * log N(action; mean, exp(log_std))
+// + d_entropy * H in one dimension: with z = (action - mean) / sigma,
+// dlog p/dmean = z / sigma, dlog p/dlog_std = z^2 - 1, dH/dlog_std = 1.
+struct GaussianDimGradient {
+  double mean = 0;
+  double log_std = 0;
+};
+
+inline GaussianDimGradient GaussianRowGradient(double action, double mean,
+                                               double log_std,
+                                               double d_log_prob,
+                                               double d_entropy) {
+  const double inv_sigma = std::exp(-log_std);
+  const double z = (action - mean) * inv_sigma;
+  return {d_log_prob * z * inv_sigma, d_log_prob * (z * z - 1) + d_entropy};
 }
 
 // A batch of N categorical distributions. Not thread-safe (holds tensors).

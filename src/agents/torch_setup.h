@@ -13,7 +13,7 @@ namespace asyncrl {
 // Also limits OpenBLAS (if that is the BLAS in use) to one thread, and
 // flushes denormal floats to zero in the calling thread (inherited by the
 // processes it forks; see torch_setup.cc for why).
-// (Which BLAS and kernel run: misc/blas_kernel.h.)
+// (Which BLAS and kernel run: misc/platform/blas_kernel.h.)
 void ConfigureTorchForFork();
 
 }  // namespace asyncrl

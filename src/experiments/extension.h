@@ -25,7 +25,7 @@
 #include "asyncrl/experiments/metrics.h"
 #include "asyncrl/experiments/shared_region.h"
 #include "asyncrl/experiments/train_options.h"
-#include "asyncrl/misc/process_group.h"
+#include "asyncrl/misc/platform/process_group.h"
 #include "asyncrl/misc/tensorboard.h"
 #include "asyncrl/proto/checkpoint.pb.h"
 

@@ -96,7 +96,9 @@ void AsFlags(F validate) {
 }
 
 // Options whose change breaks a run: the network and its inputs.
-const std::set<std::string> kBreaking = {"env", "arch", "scale-observations"};
+const std::set<std::string> kBreaking = {"env", "arch", "scale-observations",
+                                         "normalize-observations",
+                                         "normalize-observations-clip"};
 
 // --env-param: NAME=VALUE items (each argument may hold several, separated
 // by commas), checked against the parameters `env` declares.
@@ -314,6 +316,24 @@ std::unique_ptr<Env> ProbeEnvironment(const FlagContext& context, RunFlags& f) {
   return env;
 }
 
+// --normalize-observations where the run can keep one set of statistics:
+// vector observations (image planes are binary), one host (hosts do not
+// combine statistics), no snapshot opponents (they act without the run's
+// statistics).
+void CheckNormalizeObservations(Env& env, const RunFlags& f) {
+  const Space& obs = env.ObservationSpace();
+  Require(obs.shape.size() == 1, "normalize-observations", true,
+          "false for observation space " + obs.ToString() +
+              " (only vectors are normalized; image planes such as "
+              "MinAtar's are binary)");
+  Require(FindSelfPlayEnv(env) == nullptr, "normalize-observations", true,
+          "false for a two-player game (snapshot opponents act without the "
+          "run's statistics)");
+  Require(!f.dist.Enabled(), "normalize-observations", true,
+          "false with --nnodes " + std::to_string(f.dist.nnodes) +
+              " (hosts do not combine observation statistics)");
+}
+
 // What the environment's family declares (envs/registry.h) where no source
 // gave the flag; then the network --arch names, checked against the
 // spaces. Returns what --arch auto stands for ("" for a program's own
@@ -342,6 +362,9 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
     }
   } catch (const std::invalid_argument& e) {
     Require(false, "arch", f.arch, e.what());
+  }
+  if (context.a3c_agent && f.agent.normalize_observations) {
+    CheckNormalizeObservations(env, f);
   }
   return auto_arch;
 }

@@ -21,11 +21,11 @@
 #include "asyncrl/experiments/self_play/self_play.h"
 #include "asyncrl/experiments/self_play/self_play_extension.h"
 #include "asyncrl/experiments/train_agent_async.h"
-#include "asyncrl/misc/blas_kernel.h"
 #include "asyncrl/misc/build_info.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/json.h"
 #include "asyncrl/misc/logging.h"
+#include "asyncrl/misc/platform/blas_kernel.h"
 #include "asyncrl/misc/seeding.h"
 #include "asyncrl/misc/validate.h"
 
@@ -375,7 +375,7 @@ int RunTrainer(int argc, const char* const* argv,
                const TrainerPlugins& plugins) {
   const std::string& name = plugins.program;
   // Before anything else: may restart the program with a faster OpenBLAS
-  // kernel (misc/blas_kernel.h).
+  // kernel (misc/platform/blas_kernel.h).
   EnsureBestBlasKernel(argc, argv);
   try {
     return Run(argc, argv, plugins);

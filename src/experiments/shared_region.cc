@@ -25,18 +25,21 @@ size_t ArrayBytes(int64_t count, const char* what) {
 }  // namespace
 
 size_t SharedRegion::BytesFor(int64_t num_params, int64_t num_optimizer_floats,
-                              const std::vector<size_t>& extension_bytes) {
+                              const std::vector<size_t>& extension_bytes,
+                              size_t agent_state_bytes) {
   size_t bytes = AlignUp(sizeof(ControlBlock)) +
                  ArrayBytes(num_params, "num_params") +
-                 ArrayBytes(num_optimizer_floats, "num_optimizer_floats");
+                 ArrayBytes(num_optimizer_floats, "num_optimizer_floats") +
+                 AlignUp(agent_state_bytes);
   for (size_t n : extension_bytes) bytes += AlignUp(n);
   return bytes;
 }
 
 SharedRegion::SharedRegion(int64_t num_params, int64_t num_optimizer_floats,
-                           const std::vector<size_t>& extension_bytes) {
-  const size_t bytes =
-      BytesFor(num_params, num_optimizer_floats, extension_bytes);
+                           const std::vector<size_t>& extension_bytes,
+                           size_t agent_state_bytes) {
+  const size_t bytes = BytesFor(num_params, num_optimizer_floats,
+                                extension_bytes, agent_state_bytes);
   try {
     region_ = boost::interprocess::anonymous_shared_memory(bytes);
   } catch (const boost::interprocess::interprocess_exception& e) {
@@ -50,6 +53,8 @@ SharedRegion::SharedRegion(int64_t num_params, int64_t num_optimizer_floats,
   optimizer_state_ = params_ + ArrayBytes(num_params, "") / sizeof(float);
   char* next = reinterpret_cast<char*>(optimizer_state_) +
                ArrayBytes(num_optimizer_floats, "");
+  if (agent_state_bytes > 0) agent_state_ = next;
+  next += AlignUp(agent_state_bytes);
   for (size_t n : extension_bytes) {
     extensions_.push_back(n == 0 ? nullptr : next);
     next += AlignUp(n);

@@ -2,7 +2,8 @@
 // the parent before fork, inherited by every worker. It holds a control block
 // (lock-free counters, flags, an interprocess mutex), two flat float
 // arrays (every model parameter in one buffer, optimizer statistics in
-// another) and one area per trainer extension (experiments/extension.h).
+// another), the agent's other shared state (e.g. running observation
+// statistics) and one area per trainer extension (experiments/extension.h).
 #ifndef ASYNCRL_EXPERIMENTS_SHARED_REGION_H_
 #define ASYNCRL_EXPERIMENTS_SHARED_REGION_H_
 
@@ -77,9 +78,12 @@ static_assert(std::atomic<int32_t>::is_always_lock_free,
 class SharedRegion {
  public:
   // Throws std::runtime_error naming the size asked for if mapping fails.
-  // `extension_bytes`: the size of each extension's area (0: none).
+  // `extension_bytes`: the size of each extension's area (0: none);
+  // `agent_state_bytes`: the agent's other shared state
+  // (SharedStateSizes::state_bytes).
   SharedRegion(int64_t num_params, int64_t num_optimizer_floats,
-               const std::vector<size_t>& extension_bytes = {});
+               const std::vector<size_t>& extension_bytes = {},
+               size_t agent_state_bytes = 0);
   ~SharedRegion();
   SharedRegion(const SharedRegion&) = delete;
   SharedRegion& operator=(const SharedRegion&) = delete;
@@ -90,10 +94,13 @@ class SharedRegion {
   // Extension i's area (64-byte aligned, zeroed), null if it asked for 0
   // bytes.
   void* extension(size_t i) { return extensions_.at(i); }
+  // The agent's state area (64-byte aligned, zeroed), null if 0 bytes.
+  void* agent_state() { return agent_state_; }
 
   // Bytes a region of these sizes maps (control block plus aligned arrays).
   static size_t BytesFor(int64_t num_params, int64_t num_optimizer_floats,
-                         const std::vector<size_t>& extension_bytes = {});
+                         const std::vector<size_t>& extension_bytes = {},
+                         size_t agent_state_bytes = 0);
 
  private:
   boost::interprocess::mapped_region region_;
@@ -101,6 +108,7 @@ class SharedRegion {
   float* params_ = nullptr;
   float* optimizer_state_ = nullptr;
   std::vector<void*> extensions_;
+  void* agent_state_ = nullptr;
 };
 
 }  // namespace asyncrl

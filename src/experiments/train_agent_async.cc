@@ -192,15 +192,16 @@ class Trainer {
     for (const auto& extension : extensions_) {
       extension_bytes.push_back(extension->SharedBytes(sizes_));
     }
-    region_ = std::make_unique<SharedRegion>(sizes_.params, sizes_.optimizer,
-                                             extension_bytes);
+    region_ = std::make_unique<SharedRegion>(
+        sizes_.params, sizes_.optimizer, extension_bytes,
+        static_cast<size_t>(sizes_.state_bytes));
     ControlBlock& control = region_->control();
     const RunInfo run = Info();
     for (size_t i = 0; i < extensions_.size(); ++i) {
       extensions_[i]->Place(region_->extension(i), run);
     }
     parent_agent_->BindShared({region_->params(), region_->optimizer_state(),
-                               &control.agent_counters},
+                               &control.agent_counters, region_->agent_state()},
                               /*initialize=*/true);
   }
 
@@ -343,7 +344,7 @@ class Trainer {
                                   ") returned null");
     }
     agent->BindShared({region_->params(), region_->optimizer_state(),
-                       &control.agent_counters},
+                       &control.agent_counters, region_->agent_state()},
                       /*initialize=*/false);
     ctx.agent = agent.get();
     for (int j = 0; j < options_.envs_per_process; ++j) {

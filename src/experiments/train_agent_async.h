@@ -17,7 +17,7 @@
 #include "asyncrl/experiments/extension.h"
 #include "asyncrl/experiments/hooks.h"
 #include "asyncrl/experiments/train_options.h"
-#include "asyncrl/misc/process_group.h"
+#include "asyncrl/misc/platform/process_group.h"
 
 namespace asyncrl {
 

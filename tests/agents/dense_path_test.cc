@@ -205,7 +205,10 @@ TEST_P(DensePathTest, BackwardEqualsAutogradInDouble) {
   EXPECT_LE(RelativeDifference(grads, ReferenceGrads()), 1e-12);
 }
 
-TEST_P(DensePathTest, LossGradientEqualsAutogradInDouble) {
+// The A3C loss given as its gradients with respect to the rows' outputs
+// (what agents/a3c.cc hands a back end) gives autograd's parameter
+// gradient of the loss.
+TEST_P(DensePathTest, OutputGradientEqualsAutogradOfTheLossInDouble) {
   MakeActions();
   DenseActorCritic<double> fast(layout_);
   fast.Forward(params_.data(), obs_.data_ptr<double>(), kRows);
@@ -218,10 +221,16 @@ TEST_P(DensePathTest, LossGradientEqualsAutogradInDouble) {
   const std::vector<float> returns = {1.0f,  -0.5f, 0.25f, 3.0f,
                                       -1.0f, 0.0f,  0.7f};
   const double beta = 0.05, pi_scale = 0.8, v_scale = 0.3;
+  std::vector<double> d_log_prob(kRows), d_entropy(kRows), d_value(kRows);
+  for (int64_t i = 0; i < kRows; ++i) {
+    d_log_prob[i] = -pi_scale * advantages[i];
+    d_entropy[i] = -pi_scale * beta;
+    d_value[i] = v_scale * (fast.values()[i] - returns[i]);
+  }
   std::vector<double> grads(params_.size(), 0.0);
-  fast.LossGradient(params_.data(), obs_.data_ptr<double>(), kRows,
-                    actions_.data(), cont_actions_.data(), advantages.data(),
-                    returns.data(), beta, pi_scale, v_scale, grads.data());
+  fast.OutputGradient(params_.data(), obs_.data_ptr<double>(), kRows,
+                      actions_.data(), cont_actions_.data(), d_log_prob.data(),
+                      d_entropy.data(), d_value.data(), grads.data());
 
   // The reference: distributions.h's terms on LibTorch's outputs, autograd.
   const ModelOutput out = reference_->Forward(obs_);

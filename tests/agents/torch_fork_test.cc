@@ -6,8 +6,8 @@
 #include <torch/torch.h>
 
 #include "asyncrl/agents/torch_setup.h"
-#include "asyncrl/misc/blas_kernel.h"
-#include "asyncrl/misc/process_group.h"
+#include "asyncrl/misc/platform/blas_kernel.h"
+#include "asyncrl/misc/platform/process_group.h"
 
 namespace asyncrl {
 namespace {

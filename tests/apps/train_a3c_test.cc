@@ -491,6 +491,99 @@ TEST(TrainA3CTest, ScaleObservationsIsRecordedForDemoAndResume) {
       << old_run.output;
 }
 
+// --normalize-observations: the statistics grow with every training step
+// and go into checkpoints; the flag is recorded, followed by --demo and
+// --resume, and a checkpoint is refused by a run that would read its
+// network's inputs differently; where the run cannot keep one set of
+// statistics it is refused in one line with nothing created.
+TEST(TrainA3CTest, NormalizeObservationsIsRecordedCheckpointedAndGuarded) {
+  TempDir dir("normalize_observations");
+  const std::string common =
+      " --env CartPole-v1 --processes 1 --eval-n-runs 1 --quiet";
+  const ProcessRun run =
+      TrainA3C("--outdir " + dir.str() + common +
+               " --normalize-observations --steps 3000 --eval-interval 1500");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder = RunFolder(run);
+  EXPECT_EQ(RecordedOption(folder, "normalize-observations"), "true");
+  const fs::path finish = folder / "3000_finish";
+  // Every training row merged once (the last batch of 16 environments may
+  // end past step 3000), evaluations none.
+  const double count =
+      LoadCheckpointDir(finish.string()).observation_statistics().count();
+  EXPECT_GE(count, 3000);
+  EXPECT_LE(count, 3000 + 16);
+
+  const std::string demo =
+      "--demo --load " + finish.string() + " --eval-n-runs 2";
+  const ProcessRun recorded = TrainA3C(demo);
+  const ProcessRun given = TrainA3C(demo + " --normalize-observations");
+  ASSERT_EQ(recorded.status, 0) << recorded.output;
+  EXPECT_EQ(recorded.output, given.output);
+
+  // Resumed (in its folder) with the recorded flag: the statistics go on
+  // growing.
+  const ProcessRun resumed =
+      TrainA3C("--resume " + finish.string() + " --steps 5000");
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  const double resumed_count =
+      LoadCheckpointDir((folder / "5000_finish").string())
+          .observation_statistics()
+          .count();
+  EXPECT_GE(resumed_count, 5000);
+  EXPECT_LE(resumed_count, 5000 + 32);
+
+  // --load into a run that does not normalize, and the other way round.
+  const ProcessRun raw_load = TrainA3C("--outdir " + dir.str() + common +
+                                       " --steps 1000 --eval-interval 0" +
+                                       " --load " + finish.string());
+  EXPECT_EQ(raw_load.status, 2) << raw_load.output;
+  ASSERT_EQ(raw_load.Lines().size(), 1u) << raw_load.output;
+  EXPECT_NE(raw_load.output.find("holds observation statistics"),
+            std::string::npos)
+      << raw_load.output;
+  const ProcessRun plain = TrainA3C("--outdir " + dir.str() + common +
+                                    " --steps 1000 --eval-interval 0");
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  const fs::path plain_finish = RunFolder(plain) / "1000_finish";
+  const ProcessRun normalized_load =
+      TrainA3C("--outdir " + dir.str() + common +
+               " --normalize-observations --steps 1000 --eval-interval 0" +
+               " --load " + plain_finish.string());
+  EXPECT_EQ(normalized_load.status, 2) << normalized_load.output;
+  EXPECT_NE(normalized_load.output.find("holds no observation statistics"),
+            std::string::npos)
+      << normalized_load.output;
+  const ProcessRun changed = TrainA3C("--resume " + plain_finish.string() +
+                                      " --normalize-observations --steps 2000");
+  EXPECT_EQ(changed.status, 2) << changed.output;
+  EXPECT_NE(changed.output.find("--normalize-observations=true is invalid; "
+                                "accepted: false, the resumed run's value"),
+            std::string::npos)
+      << changed.output;
+
+  struct Refused {
+    std::string flags;
+    std::string accepted;
+  };
+  for (const Refused& c : std::vector<Refused>{
+           {"--env MinAtar/Breakout", "only vectors are normalized"},
+           {"--env TicTacToe", "false for a two-player game"},
+           {"--env CartPole-v1 --normalize-observations-clip 0",
+            "a finite number > 0"}}) {
+    SCOPED_TRACE(c.flags);
+    const fs::path out = dir.path() / "refused";
+    const ProcessRun r = TrainA3C(c.flags + " --normalize-observations" +
+                                  " --outdir " + out.string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    ASSERT_EQ(r.Lines().size(), 1u) << r.output;
+    EXPECT_NE(r.output.find("--normalize-observations"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find(c.accepted), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
 TEST(TrainA3CTest, ConfigFileSetsOptionsAndTheCommandLineWins) {
   TempDir dir("config");
   const fs::path conf = dir.path() / "run.conf";
@@ -658,7 +751,7 @@ TEST(TrainA3CTest, AFifoAsAnInputFileIsRefusedWithoutBlocking) {
   TempDir dir("fifo");
   const fs::path fifo = dir.path() / "input";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  for (const std::string& flag : {"--config", "--curriculum"}) {
+  for (const std::string flag : {"--config", "--curriculum"}) {
     const ProcessRun r = TrainA3C(flag + " " + fifo.string() + " --outdir " +
                                   (dir.path() / "out").string());
     EXPECT_EQ(r.status, 2) << r.output;

@@ -12,7 +12,7 @@
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/experiments/curriculum/curriculum_extension.h"
 #include "asyncrl/experiments/shared_region.h"
-#include "asyncrl/misc/process_group.h"
+#include "asyncrl/misc/platform/process_group.h"
 
 namespace asyncrl {
 namespace {

@@ -23,6 +23,18 @@ for f in lib/cmake/asyncrl/asyncrlConfig.cmake \
          include/asyncrl/misc/build_info.h; do
   [ -f "$prefix/$f" ] || fail "$f was not installed"
 done
+# The public header set is closed (every project header an installed one
+# includes is installed) and leaves the library's own headers out.
+inc=$prefix/include
+missing=$(grep -rhoE '^#include [<"]asyncrl/[^">]+' "$inc/asyncrl" |
+  sed -E 's/^#include [<"]//' | sort -u |
+  while read -r h; do [ -f "$inc/$h" ] || echo "$h"; done)
+[ -z "$missing" ] || fail "installed headers include headers that were not installed: $missing"
+for internal in experiments/hosts/transport.h experiments/flag_sources.h \
+                experiments/train_loop.h experiments/hosts/host_coordinator.h \
+                misc/platform/futex.h agents/dense_path.h; do
+  [ ! -e "$inc/asyncrl/$internal" ] || fail "internal header $internal was installed"
+done
 # Nothing installed may point back into the source or build tree.
 if grep -rlF -e "$source/" -e "$build/" "$prefix/lib/cmake" "$prefix/include"; then
   fail "installed files refer to the source or build tree (listed above)"

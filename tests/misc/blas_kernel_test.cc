@@ -3,7 +3,7 @@
 // replaced; a user's OPENBLAS_CORETYPE, another BLAS and a second start
 // are left alone), and a real restart: train_a3c started on the generic
 // Prescott kernels ends on the widest one this CPU runs.
-#include "asyncrl/misc/blas_kernel.h"
+#include "asyncrl/misc/platform/blas_kernel.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The worker process group and the shared region, exercised through real
 // forks: counters under contention, failures by exception and by signal,
 // SIGINT to the parent, and workers that ignore the stop flag.
-#include "asyncrl/misc/process_group.h"
+#include "asyncrl/misc/platform/process_group.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "asyncrl/experiments/shared_region.h"
-#include "asyncrl/misc/futex.h"
+#include "asyncrl/misc/platform/futex.h"
 
 namespace asyncrl {
 namespace {

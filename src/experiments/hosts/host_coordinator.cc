@@ -11,8 +11,8 @@
 #include "asyncrl/experiments/hosts/host_group.h"
 #include "asyncrl/experiments/hosts/transport.h"
 #include "asyncrl/experiments/shared_region.h"
-#include "asyncrl/misc/futex.h"
 #include "asyncrl/misc/logging.h"
+#include "asyncrl/misc/platform/futex.h"
 #include "asyncrl/misc/validate.h"
 
 namespace asyncrl {

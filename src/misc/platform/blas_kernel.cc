@@ -1,4 +1,4 @@
-#include "asyncrl/misc/blas_kernel.h"
+#include "asyncrl/misc/platform/blas_kernel.h"
 
 #include <dlfcn.h>
 #include <limits.h>

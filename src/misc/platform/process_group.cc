@@ -1,4 +1,4 @@
-#include "asyncrl/misc/process_group.h"
+#include "asyncrl/misc/platform/process_group.h"
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -12,7 +12,7 @@
 #include <exception>
 #include <stdexcept>
 
-#include "asyncrl/misc/futex.h"
+#include "asyncrl/misc/platform/futex.h"
 
 namespace asyncrl {
 namespace {

@@ -2,8 +2,8 @@
 // (non-zero exit or a signal) or the parent gets SIGINT/SIGTERM, the parent
 // raises a shared stop flag, gives the others a grace period to finish, then
 // kills them; it returns a report of how every worker ended.
-#ifndef ASYNCRL_MISC_PROCESS_GROUP_H_
-#define ASYNCRL_MISC_PROCESS_GROUP_H_
+#ifndef ASYNCRL_MISC_PLATFORM_PROCESS_GROUP_H_
+#define ASYNCRL_MISC_PLATFORM_PROCESS_GROUP_H_
 
 #include <signal.h>
 #include <sys/types.h>
@@ -84,4 +84,4 @@ std::string SignalName(int signal);
 
 }  // namespace asyncrl
 
-#endif  // ASYNCRL_MISC_PROCESS_GROUP_H_
+#endif  // ASYNCRL_MISC_PLATFORM_PROCESS_GROUP_H_

@@ -1,4 +1,4 @@
-#include "asyncrl/misc/futex.h"
+#include "asyncrl/misc/platform/futex.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>

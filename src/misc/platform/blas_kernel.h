@@ -7,8 +7,8 @@
 // reads it when it loads, before main), logging one line. A user's own
 // OPENBLAS_CORETYPE is never overridden; a BLAS other than OpenBLAS is left
 // alone.
-#ifndef ASYNCRL_MISC_BLAS_KERNEL_H_
-#define ASYNCRL_MISC_BLAS_KERNEL_H_
+#ifndef ASYNCRL_MISC_PLATFORM_BLAS_KERNEL_H_
+#define ASYNCRL_MISC_PLATFORM_BLAS_KERNEL_H_
 
 #include <string>
 
@@ -69,4 +69,4 @@ void EnsureBestBlasKernel(int argc, const char* const* argv);
 
 }  // namespace asyncrl
 
-#endif  // ASYNCRL_MISC_BLAS_KERNEL_H_
+#endif  // ASYNCRL_MISC_PLATFORM_BLAS_KERNEL_H_

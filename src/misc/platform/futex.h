@@ -3,8 +3,8 @@
 // step is cheaper than a system call); the coordinator raises it with
 // StoreAndWakeAll so that any process blocked in WaitUntilNonZero (tests,
 // helpers) wakes at once.
-#ifndef ASYNCRL_MISC_FUTEX_H_
-#define ASYNCRL_MISC_FUTEX_H_
+#ifndef ASYNCRL_MISC_PLATFORM_FUTEX_H_
+#define ASYNCRL_MISC_PLATFORM_FUTEX_H_
 
 #include <atomic>
 #include <cstdint>
@@ -19,4 +19,4 @@ void StoreAndWakeAll(std::atomic<int32_t>& flag, int32_t value);
 
 }  // namespace asyncrl
 
-#endif  // ASYNCRL_MISC_FUTEX_H_
+#endif  // ASYNCRL_MISC_PLATFORM_FUTEX_H_

@@ -1,0 +1,242 @@
+#include "asyncrl/agents/observation_normalizer.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "asyncrl/misc/check.h"
+
+namespace asyncrl {
+
+MomentStatistics MomentStatistics::Of(const float* rows, int64_t n,
+                                      int64_t size) {
+  MomentStatistics s;
+  s.count = static_cast<double>(n);
+  s.mean.assign(static_cast<size_t>(size), 0.0);
+  s.var.assign(static_cast<size_t>(size), 0.0);
+  if (n == 0) return s;
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t j = 0; j < size; ++j) s.mean[j] += rows[r * size + j];
+  }
+  for (double& m : s.mean) m /= s.count;
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t j = 0; j < size; ++j) {
+      const double d = rows[r * size + j] - s.mean[j];
+      s.var[j] += d * d;
+    }
+  }
+  for (double& v : s.var) v /= s.count;
+  return s;
+}
+
+void MomentStatistics::Merge(const MomentStatistics& other) {
+  if (other.count <= 0) return;
+  ASYNCRL_CHECK_EQ(mean.size(), other.mean.size());
+  const double total = count + other.count;
+  for (size_t j = 0; j < mean.size(); ++j) {
+    const double delta = other.mean[j] - mean[j];
+    const double m2 = var[j] * count + other.var[j] * other.count +
+                      delta * delta * count * other.count / total;
+    mean[j] += delta * other.count / total;
+    var[j] = m2 / total;
+  }
+  count = total;
+}
+
+// At the start of the area; the means and variances follow at kDataOffset.
+struct ObservationNormalizer::Header {
+  std::atomic<int32_t> lock{0};
+  double count = 0;
+};
+
+namespace {
+
+constexpr size_t kDataOffset = 64;
+static_assert(std::atomic<int32_t>::is_always_lock_free,
+              "the lock must work across processes");
+
+size_t RoundUp64(size_t n) { return (n + 63) / 64 * 64; }
+
+}  // namespace
+
+ObservationNormalizer::ObservationNormalizer(int64_t size, int64_t obs_size,
+                                             double clip)
+    : size_(size), obs_size_(obs_size), clip_(clip) {
+  ASYNCRL_CHECK_GT(size, 0);
+  ASYNCRL_CHECK_LE(size, obs_size);
+  ASYNCRL_CHECK(clip > 0);
+  static_assert(sizeof(Header) <= kDataOffset);
+  owned_.assign(SharedBytes() + 64, 0);
+  // 64-byte aligned inside the owned storage, as a shared area is.
+  auto address = reinterpret_cast<uintptr_t>(owned_.data());
+  area_ = owned_.data() + (RoundUp64(address) - address);
+  new (area_) Header();
+  header()->count = kInitialCount;
+  std::fill_n(mean_area(), size_, 0.0);
+  std::fill_n(var_area(), size_, 1.0);
+  Lock();
+  CopyLocked();
+  Unlock();
+}
+
+size_t ObservationNormalizer::SharedBytes() const {
+  return RoundUp64(kDataOffset +
+                   2 * static_cast<size_t>(size_) * sizeof(double));
+}
+
+ObservationNormalizer::Header* ObservationNormalizer::header() const {
+  return reinterpret_cast<Header*>(area_);
+}
+double* ObservationNormalizer::mean_area() const {
+  return reinterpret_cast<double*>(area_ + kDataOffset);
+}
+double* ObservationNormalizer::var_area() const { return mean_area() + size_; }
+
+void ObservationNormalizer::Lock() const {
+  std::atomic<int32_t>& lock = header()->lock;
+  while (lock.exchange(1, std::memory_order_acquire) != 0) {
+    while (lock.load(std::memory_order_relaxed) != 0) sched_yield();
+  }
+}
+
+void ObservationNormalizer::Unlock() const {
+  header()->lock.store(0, std::memory_order_release);
+}
+
+void ObservationNormalizer::Bind(void* area, bool initialize) {
+  ASYNCRL_CHECK(area != nullptr);
+  ASYNCRL_CHECK_EQ(reinterpret_cast<uintptr_t>(area) % 64, 0u);
+  auto* target = static_cast<unsigned char*>(area);
+  if (initialize) {
+    std::memcpy(target + kDataOffset, area_ + kDataOffset,
+                SharedBytes() - kDataOffset);
+    new (target) Header();
+    reinterpret_cast<Header*>(target)->count = header()->count;
+  }
+  area_ = target;
+  owned_ = {};
+  Lock();
+  CopyLocked();
+  Unlock();
+}
+
+void ObservationNormalizer::CopyLocked() {
+  mean_.assign(mean_area(), mean_area() + size_);
+  inv_scale_.resize(static_cast<size_t>(size_));
+  const double* var = var_area();
+  for (int64_t j = 0; j < size_; ++j) {
+    inv_scale_[j] = 1.0 / std::sqrt(var[j] + kEpsilon);
+  }
+}
+
+void ObservationNormalizer::Apply(const float* obs, int64_t rows,
+                                  float* out) const {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* x = obs + r * obs_size_;
+    float* y = out + r * obs_size_;
+    for (int64_t j = 0; j < size_; ++j) {
+      const double z = (x[j] - mean_[j]) * inv_scale_[j];
+      y[j] = static_cast<float>(std::clamp(z, -clip_, clip_));
+    }
+    std::copy(x + size_, x + obs_size_, y + size_);  // A mask passes.
+  }
+}
+
+void ObservationNormalizer::MergeAndNormalize(const float* obs, int64_t rows,
+                                              float* out) {
+  MomentStatistics batch;
+  if (size_ == obs_size_) {
+    batch = MomentStatistics::Of(obs, rows, size_);
+  } else {  // The normalized part of each row only.
+    std::vector<float> part(static_cast<size_t>(rows * size_));
+    for (int64_t r = 0; r < rows; ++r) {
+      std::copy_n(obs + r * obs_size_, size_, part.begin() + r * size_);
+    }
+    batch = MomentStatistics::Of(part.data(), rows, size_);
+  }
+  Lock();
+  MomentStatistics shared;
+  shared.count = header()->count;
+  shared.mean.assign(mean_area(), mean_area() + size_);
+  shared.var.assign(var_area(), var_area() + size_);
+  shared.Merge(batch);
+  header()->count = shared.count;
+  std::copy(shared.mean.begin(), shared.mean.end(), mean_area());
+  std::copy(shared.var.begin(), shared.var.end(), var_area());
+  CopyLocked();
+  Unlock();
+  Apply(obs, rows, out);
+}
+
+void ObservationNormalizer::Normalize(const float* obs, int64_t rows,
+                                      float* out) {
+  Lock();
+  CopyLocked();
+  Unlock();
+  Apply(obs, rows, out);
+}
+
+void ObservationNormalizer::NormalizeWithCopy(const float* obs, int64_t rows,
+                                              float* out) const {
+  Apply(obs, rows, out);
+}
+
+MomentStatistics ObservationNormalizer::Statistics() {
+  MomentStatistics s;
+  Lock();
+  s.count = header()->count;
+  s.mean.assign(mean_area(), mean_area() + size_);
+  s.var.assign(var_area(), var_area() + size_);
+  Unlock();
+  return s;
+}
+
+void ObservationNormalizer::SaveTo(proto::RunningStatistics* out) const {
+  // Read without the lock: checkpoints are written by one process while
+  // others may merge (as the parameters are read, Hogwild); each value is
+  // one that was written.
+  out->set_count(header()->count);
+  out->clear_mean();
+  out->clear_var();
+  for (int64_t j = 0; j < size_; ++j) {
+    out->add_mean(mean_area()[j]);
+    out->add_var(var_area()[j]);
+  }
+}
+
+void ObservationNormalizer::LoadFrom(const proto::RunningStatistics& in) {
+  if (in.mean_size() != size_ || in.var_size() != size_) {
+    throw std::runtime_error("checkpoint's observation statistics have " +
+                             std::to_string(in.mean_size()) + " means and " +
+                             std::to_string(in.var_size()) +
+                             " variances; this run normalizes " +
+                             std::to_string(size_) + " observation elements");
+  }
+  if (!std::isfinite(in.count()) || in.count() <= 0) {
+    throw std::runtime_error("checkpoint's observation statistics have count " +
+                             std::to_string(in.count()) +
+                             "; accepted: a finite number > 0");
+  }
+  for (int64_t j = 0; j < size_; ++j) {
+    if (!std::isfinite(in.mean(j)) || !std::isfinite(in.var(j)) ||
+        in.var(j) < 0) {
+      throw std::runtime_error(
+          "checkpoint's observation statistics are invalid at element " +
+          std::to_string(j) + " (mean " + std::to_string(in.mean(j)) +
+          ", variance " + std::to_string(in.var(j)) + ")");
+    }
+  }
+  Lock();
+  header()->count = in.count();
+  std::copy(in.mean().begin(), in.mean().end(), mean_area());
+  std::copy(in.var().begin(), in.var().end(), var_area());
+  CopyLocked();
+  Unlock();
+}
+
+}  // namespace asyncrl

@@ -1,0 +1,99 @@
+// Running normalization of observations (--normalize-observations), as
+// Stable-Baselines3's VecNormalize does it, shared by every worker of a run:
+// a running mean and variance per observation element (starting from mean
+// 0, variance 1 and a count of 1e-4), each training step's batch merged in
+// with Chan et al.'s parallel formula, observations mapped to
+// clip((x - mean) / sqrt(var + 1e-8), -clip, clip).
+//
+// The statistics live in the trainer's shared memory (the agent's state
+// area, agents/agent.h) behind a spinlock held for one merge (O(size)); a
+// worker keeps a copy of the mean and scale taken under the lock, so
+// normalizing needs no lock. Training merges then normalizes; evaluation
+// and --demo normalize with the statistics as they are (frozen: nothing is
+// merged). Checkpoints carry them (proto RunningStatistics).
+#ifndef ASYNCRL_AGENTS_OBSERVATION_NORMALIZER_H_
+#define ASYNCRL_AGENTS_OBSERVATION_NORMALIZER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "asyncrl/proto/checkpoint.pb.h"
+
+namespace asyncrl {
+
+// Count, mean and (population) variance of a set of vectors, in double.
+struct MomentStatistics {
+  double count = 0;
+  std::vector<double> mean;
+  std::vector<double> var;
+
+  // Of `rows` vectors of `size` elements, row-major.
+  static MomentStatistics Of(const float* rows, int64_t n, int64_t size);
+  // Chan et al.'s merge: the statistics of both sets together.
+  void Merge(const MomentStatistics& other);
+};
+
+class ObservationNormalizer {
+ public:
+  // What VecNormalize starts from, and adds under the square root.
+  static constexpr double kInitialCount = 1e-4;
+  static constexpr double kEpsilon = 1e-8;
+
+  // Normalizes the first `size` floats of each observation of `obs_size`
+  // (the rest, e.g. a legal-action mask, passes through); clip > 0.
+  ObservationNormalizer(int64_t size, int64_t obs_size, double clip);
+
+  // Bytes of shared state (a multiple of 64).
+  size_t SharedBytes() const;
+  // Uses `area` (SharedBytes() bytes, 64-byte aligned) from now on; with
+  // `initialize`, first copies the statistics held so far into it.
+  void Bind(void* area, bool initialize);
+
+  // Training: merges the statistics of `rows` observations `obs` into the
+  // shared ones, then writes the rows normalized with the result into
+  // `out` ([rows, obs_size]).
+  void MergeAndNormalize(const float* obs, int64_t rows, float* out);
+  // Evaluation, bootstrap observations: normalizes with the shared
+  // statistics as they are now, merging nothing.
+  void Normalize(const float* obs, int64_t rows, float* out);
+  // As Normalize, with the copy taken at the last merge or Normalize
+  // (no lock): the bootstrap observations of the step just merged.
+  void NormalizeWithCopy(const float* obs, int64_t rows, float* out) const;
+
+  // The shared statistics (a copy taken under the lock).
+  MomentStatistics Statistics();
+
+  // Into / from a checkpoint's RunningStatistics. LoadFrom throws
+  // std::runtime_error if the sizes differ or a value is not finite, a
+  // variance negative or the count not positive; it changes nothing then.
+  void SaveTo(proto::RunningStatistics* out) const;
+  void LoadFrom(const proto::RunningStatistics& in);
+
+  int64_t size() const { return size_; }
+
+ private:
+  struct Header;
+  Header* header() const;
+  double* mean_area() const;
+  double* var_area() const;
+  void Lock() const;
+  void Unlock() const;
+  // The copy of the mean and 1 / sqrt(var + eps), from the shared area;
+  // under the lock.
+  void CopyLocked();
+  void Apply(const float* obs, int64_t rows, float* out) const;
+
+  int64_t size_;
+  int64_t obs_size_;
+  double clip_;
+  std::vector<unsigned char> owned_;  // The area until Bind.
+  unsigned char* area_ = nullptr;
+  std::vector<double> mean_;       // The copy.
+  std::vector<double> inv_scale_;  // 1 / sqrt(var + eps).
+};
+
+}  // namespace asyncrl
+
+#endif  // ASYNCRL_AGENTS_OBSERVATION_NORMALIZER_H_

@@ -1,0 +1,170 @@
+// Running observation statistics: merged batch by batch from several
+// workers they equal the statistics of every row at once; normalizing
+// follows VecNormalize's formula; evaluation merges nothing; checkpoints
+// round-trip and bad ones change nothing.
+#include "asyncrl/agents/observation_normalizer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+namespace asyncrl {
+namespace {
+
+// An area as the trainer's region gives one: 64-byte aligned, zeroed.
+struct Area {
+  explicit Area(size_t bytes)
+      : memory(static_cast<unsigned char*>(std::aligned_alloc(64, bytes))) {
+    std::fill_n(memory, bytes, 0);
+  }
+  ~Area() { std::free(memory); }
+  unsigned char* memory;
+};
+
+std::vector<float> RandomRows(int64_t rows, int64_t size, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> out(static_cast<size_t>(rows * size));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < size; ++j) {
+      // Element j: mean 3 j - 4, standard deviation 0.5 + j (and one
+      // element far from 0, where a naive sum of squares loses digits).
+      out[r * size + j] = static_cast<float>((j == 2 ? 1e4 : 3.0 * j - 4) +
+                                             (0.5 + j) * normal(rng));
+    }
+  }
+  return out;
+}
+
+void ExpectRelativelyNear(double got, double want, double tolerance,
+                          const std::string& what) {
+  EXPECT_LE(std::abs(got - want), tolerance * std::max(1.0, std::abs(want)))
+      << what << ": got " << got << ", want " << want;
+}
+
+TEST(ObservationNormalizerTest, WorkersMergingBatchesEqualAllRowsAtOnce) {
+  constexpr int64_t kSize = 4;
+  ObservationNormalizer first(kSize, kSize, 10.0);
+  Area area(first.SharedBytes());
+  first.Bind(area.memory, /*initialize=*/true);
+  // Three workers on one area, batches of different sizes, interleaved.
+  ObservationNormalizer second(kSize, kSize, 10.0);
+  ObservationNormalizer third(kSize, kSize, 10.0);
+  second.Bind(area.memory, /*initialize=*/false);
+  third.Bind(area.memory, /*initialize=*/false);
+  ObservationNormalizer* workers[] = {&first, &second, &third};
+  std::vector<float> all;
+  std::vector<float> out;
+  for (int batch = 0; batch < 30; ++batch) {
+    const int64_t rows = 1 + batch % 7;
+    const std::vector<float> obs = RandomRows(rows, kSize, 100 + batch);
+    out.resize(obs.size());
+    workers[batch % 3]->MergeAndNormalize(obs.data(), rows, out.data());
+    all.insert(all.end(), obs.begin(), obs.end());
+  }
+  // VecNormalize's prior (count 1e-4, mean 0, variance 1), then every row.
+  MomentStatistics want;
+  want.count = ObservationNormalizer::kInitialCount;
+  want.mean.assign(kSize, 0.0);
+  want.var.assign(kSize, 1.0);
+  want.Merge(MomentStatistics::Of(
+      all.data(), static_cast<int64_t>(all.size()) / kSize, kSize));
+  const MomentStatistics got = third.Statistics();
+  ExpectRelativelyNear(got.count, want.count, 1e-12, "count");
+  for (int64_t j = 0; j < kSize; ++j) {
+    ExpectRelativelyNear(got.mean[j], want.mean[j], 1e-9,
+                         "mean " + std::to_string(j));
+    ExpectRelativelyNear(got.var[j], want.var[j], 1e-9,
+                         "variance " + std::to_string(j));
+  }
+  // The second element's statistics are not the prior's: rows were merged.
+  EXPECT_GT(got.var[1], 1.5);
+}
+
+TEST(ObservationNormalizerTest, NormalizesClipsAndPassesAMaskThrough) {
+  // 3 elements normalized, the last 2 (a legal-action mask) pass through.
+  ObservationNormalizer normalizer(3, 5, 2.0);
+  proto::RunningStatistics stats;
+  stats.set_count(50);
+  for (double m : {1.0, -2.0, 0.0}) stats.add_mean(m);
+  for (double v : {4.0, 0.25, 1.0}) stats.add_var(v);
+  normalizer.LoadFrom(stats);
+  const std::vector<float> obs = {3.0f, -2.5f, 7.0f, 1.0f, 0.0f};
+  std::vector<float> out(obs.size());
+  normalizer.Normalize(obs.data(), 1, out.data());
+  EXPECT_NEAR(out[0], 2.0 / std::sqrt(4.0 + 1e-8), 1e-6);
+  EXPECT_NEAR(out[1], -0.5 / std::sqrt(0.25 + 1e-8), 1e-6);
+  EXPECT_EQ(out[2], 2.0f);  // 7 standard deviations, clipped to 2.
+  EXPECT_EQ(out[3], 1.0f);
+  EXPECT_EQ(out[4], 0.0f);
+}
+
+TEST(ObservationNormalizerTest, EvaluationMergesNothing) {
+  ObservationNormalizer normalizer(2, 2, 10.0);
+  const std::vector<float> obs = RandomRows(5, 2, 7);
+  std::vector<float> out(obs.size());
+  normalizer.MergeAndNormalize(obs.data(), 5, out.data());
+  const MomentStatistics before = normalizer.Statistics();
+  normalizer.Normalize(obs.data(), 5, out.data());
+  normalizer.NormalizeWithCopy(obs.data(), 5, out.data());
+  const MomentStatistics after = normalizer.Statistics();
+  EXPECT_EQ(after.count, before.count);
+  EXPECT_EQ(after.mean, before.mean);
+  EXPECT_EQ(after.var, before.var);
+}
+
+TEST(ObservationNormalizerTest, CheckpointsRoundTripAndBadOnesChangeNothing) {
+  ObservationNormalizer a(3, 3, 10.0);
+  const std::vector<float> obs = RandomRows(9, 3, 11);
+  std::vector<float> out(obs.size());
+  a.MergeAndNormalize(obs.data(), 9, out.data());
+  proto::RunningStatistics saved;
+  a.SaveTo(&saved);
+  ObservationNormalizer b(3, 3, 10.0);
+  b.LoadFrom(saved);
+  const MomentStatistics sa = a.Statistics();
+  const MomentStatistics sb = b.Statistics();
+  EXPECT_EQ(sb.count, sa.count);
+  EXPECT_EQ(sb.mean, sa.mean);
+  EXPECT_EQ(sb.var, sa.var);
+
+  struct Bad {
+    std::string what;
+    void (*spoil)(proto::RunningStatistics*);
+    std::string message;
+  };
+  const std::vector<Bad> bad = {
+      {"too few",
+       [](proto::RunningStatistics* s) { s->mutable_mean()->RemoveLast(); },
+       "2 means and 3 variances"},
+      {"count 0", [](proto::RunningStatistics* s) { s->set_count(0); },
+       "count 0"},
+      {"negative variance",
+       [](proto::RunningStatistics* s) { s->set_var(1, -1.0); }, "element 1"},
+      {"NaN mean", [](proto::RunningStatistics* s) { s->set_mean(2, NAN); },
+       "element 2"}};
+  for (const Bad& c : bad) {
+    SCOPED_TRACE(c.what);
+    proto::RunningStatistics spoiled = saved;
+    c.spoil(&spoiled);
+    ObservationNormalizer target(3, 3, 10.0);
+    const MomentStatistics fresh = target.Statistics();
+    try {
+      target.LoadFrom(spoiled);
+      ADD_FAILURE() << "accepted";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos)
+          << e.what();
+    }
+    const MomentStatistics now = target.Statistics();
+    EXPECT_EQ(now.count, fresh.count);
+    EXPECT_EQ(now.mean, fresh.mean);
+    EXPECT_EQ(now.var, fresh.var);
+  }
+}
+
+}  // namespace
+}  // namespace asyncrl
