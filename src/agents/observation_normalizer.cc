@@ -12,40 +12,57 @@
 #include "asyncrl/misc/check.h"
 
 namespace asyncrl {
+namespace {
 
-MomentStatistics MomentStatistics::Of(const float* rows, int64_t n,
-                                      int64_t size) {
-  MomentStatistics s;
-  s.count = static_cast<double>(n);
-  s.mean.assign(static_cast<size_t>(size), 0.0);
-  s.var.assign(static_cast<size_t>(size), 0.0);
-  if (n == 0) return s;
+// Two passes in double: the mean, then the mean squared deviation.
+void OfInto(const float* rows, int64_t n, int64_t size, int64_t stride,
+            MomentStatistics* s) {
+  s->count = static_cast<double>(n);
+  s->mean.assign(static_cast<size_t>(size), 0.0);
+  s->var.assign(static_cast<size_t>(size), 0.0);
+  if (n == 0) return;
   for (int64_t r = 0; r < n; ++r) {
-    for (int64_t j = 0; j < size; ++j) s.mean[j] += rows[r * size + j];
+    for (int64_t j = 0; j < size; ++j) s->mean[j] += rows[r * stride + j];
   }
-  for (double& m : s.mean) m /= s.count;
+  for (double& m : s->mean) m /= s->count;
   for (int64_t r = 0; r < n; ++r) {
     for (int64_t j = 0; j < size; ++j) {
-      const double d = rows[r * size + j] - s.mean[j];
-      s.var[j] += d * d;
+      const double d = rows[r * stride + j] - s->mean[j];
+      s->var[j] += d * d;
     }
   }
-  for (double& v : s.var) v /= s.count;
+  for (double& v : s->var) v /= s->count;
+}
+
+}  // namespace
+
+MomentStatistics MomentStatistics::Of(const float* rows, int64_t n,
+                                      int64_t size, int64_t stride) {
+  MomentStatistics s;
+  OfInto(rows, n, size, stride == 0 ? size : stride, &s);
   return s;
 }
 
 void MomentStatistics::Merge(const MomentStatistics& other) {
-  if (other.count <= 0) return;
   ASYNCRL_CHECK_EQ(mean.size(), other.mean.size());
-  const double total = count + other.count;
-  for (size_t j = 0; j < mean.size(); ++j) {
-    const double delta = other.mean[j] - mean[j];
-    const double m2 = var[j] * count + other.var[j] * other.count +
-                      delta * delta * count * other.count / total;
-    mean[j] += delta * other.count / total;
+  MergeInto(&count, mean.data(), var.data(), static_cast<int64_t>(mean.size()),
+            other.count, other.mean.data(), other.var.data());
+}
+
+void MomentStatistics::MergeInto(double* count, double* mean, double* var,
+                                 int64_t size, double other_count,
+                                 const double* other_mean,
+                                 const double* other_var) {
+  if (other_count <= 0) return;
+  const double total = *count + other_count;
+  for (int64_t j = 0; j < size; ++j) {
+    const double delta = other_mean[j] - mean[j];
+    const double m2 = var[j] * *count + other_var[j] * other_count +
+                      delta * delta * *count * other_count / total;
+    mean[j] += delta * other_count / total;
     var[j] = m2 / total;
   }
-  count = total;
+  *count = total;
 }
 
 // At the start of the area; the means and variances follow at kDataOffset.
@@ -149,25 +166,12 @@ void ObservationNormalizer::Apply(const float* obs, int64_t rows,
 
 void ObservationNormalizer::MergeAndNormalize(const float* obs, int64_t rows,
                                               float* out) {
-  MomentStatistics batch;
-  if (size_ == obs_size_) {
-    batch = MomentStatistics::Of(obs, rows, size_);
-  } else {  // The normalized part of each row only.
-    std::vector<float> part(static_cast<size_t>(rows * size_));
-    for (int64_t r = 0; r < rows; ++r) {
-      std::copy_n(obs + r * obs_size_, size_, part.begin() + r * size_);
-    }
-    batch = MomentStatistics::Of(part.data(), rows, size_);
-  }
+  OfInto(obs, rows, size_, obs_size_, &batch_);  // No allocation after the
+                                                 // first call.
   Lock();
-  MomentStatistics shared;
-  shared.count = header()->count;
-  shared.mean.assign(mean_area(), mean_area() + size_);
-  shared.var.assign(var_area(), var_area() + size_);
-  shared.Merge(batch);
-  header()->count = shared.count;
-  std::copy(shared.mean.begin(), shared.mean.end(), mean_area());
-  std::copy(shared.var.begin(), shared.var.end(), var_area());
+  MomentStatistics::MergeInto(&header()->count, mean_area(), var_area(), size_,
+                              batch_.count, batch_.mean.data(),
+                              batch_.var.data());
   CopyLocked();
   Unlock();
   Apply(obs, rows, out);

@@ -29,10 +29,17 @@ struct MomentStatistics {
   std::vector<double> mean;
   std::vector<double> var;
 
-  // Of `rows` vectors of `size` elements, row-major.
-  static MomentStatistics Of(const float* rows, int64_t n, int64_t size);
+  // Of `n` vectors: the first `size` floats of each row of `stride`
+  // (default: size) floats.
+  static MomentStatistics Of(const float* rows, int64_t n, int64_t size,
+                             int64_t stride = 0);
   // Chan et al.'s merge: the statistics of both sets together.
   void Merge(const MomentStatistics& other);
+  // The same on raw arrays of `size` elements: (count, mean, var) becomes
+  // the merge with (other_count, other_mean, other_var).
+  static void MergeInto(double* count, double* mean, double* var, int64_t size,
+                        double other_count, const double* other_mean,
+                        const double* other_var);
 };
 
 class ObservationNormalizer {
@@ -92,6 +99,7 @@ class ObservationNormalizer {
   unsigned char* area_ = nullptr;
   std::vector<double> mean_;       // The copy.
   std::vector<double> inv_scale_;  // 1 / sqrt(var + eps).
+  MomentStatistics batch_;         // Scratch of MergeAndNormalize.
 };
 
 }  // namespace asyncrl

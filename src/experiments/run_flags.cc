@@ -1,3 +1,9 @@
+// The command line as a pipeline of stages, in the order ParseRunFlags runs
+// them (declare, merge the sources, resolve, probe the environment, its
+// family's defaults, the run's inputs, the structs' rules, record, the
+// resume check). Over 500 lines on purpose: each stage is under 80 lines,
+// and reading them in order in one file is how the command line is
+// understood; the sources' merge is flag_sources.cc.
 #include "asyncrl/experiments/run_flags.h"
 
 #include <unistd.h>
