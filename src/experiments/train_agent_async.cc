@@ -68,7 +68,14 @@ class ParentMonitor {
     for (const auto& extension : extensions_) {
       extension->Report(events_, periodic);
     }
-    events_.Flush();
+    if (!events_.Flush() && !warned_events_) {
+      warned_events_ = true;
+      Log(LogLevel::kWarning,
+          "TensorBoard: cannot write " + events_.path() + " (" +
+              events_.first_error() +
+              "): its records are dropped until it can take them again; "
+              "the file keeps every whole record written before");
+    }
     std::error_code ec;
     const auto size = fs::file_size(ScoresPath(options_.outdir), ec);
     if (!ec && size != scores_size_) {
@@ -87,6 +94,7 @@ class ParentMonitor {
   ControlBlock& control_;
   MetricsChannel& metrics_;
   EventWriter& events_;
+  bool warned_events_ = false;
   Progress& progress_;
   const Extensions& extensions_;
   Clock::time_point last_rate_time_;
@@ -316,6 +324,12 @@ class Trainer {
     }
     parent_profile.reset();
     monitor.Tick(/*final_tick=*/true);
+    if (events.lost() > 0) {
+      Log(LogLevel::kWarning, "TensorBoard: " + std::to_string(events.lost()) +
+                                  " records could not be written to " +
+                                  events.path() + " (" + events.first_error() +
+                                  ")");
+    }
     if (log_ != nullptr && options_.progress_interval.count() > 0) {
       *log_ << TimerSummary(outdir_, options_.processes)
             << StatisticsSummary(outdir_, options_.processes) << std::flush;

@@ -1,5 +1,7 @@
 #include "asyncrl/misc/tensorboard.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/crc.hpp>
@@ -41,11 +43,13 @@ EventWriter::EventWriter(const std::string& dir) {
            ("events.out.tfevents." + std::to_string(std::time(nullptr)) + "." +
             host))
               .string();
-  file_ = std::fopen(path_.c_str(), "ab");
-  if (file_ == nullptr) {
+  fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
     throw std::runtime_error("cannot create " + path_ + ": " +
                              std::strerror(errno));
   }
+  struct stat st {};
+  if (fstat(fd_, &st) == 0) size_ = st.st_size;
   tensorboard::Event version;
   version.set_wall_time(static_cast<double>(std::time(nullptr)));
   version.set_file_version("brain.Event:2");
@@ -54,7 +58,9 @@ EventWriter::EventWriter(const std::string& dir) {
 }
 
 EventWriter::~EventWriter() {
-  if (file_ != nullptr) std::fclose(file_);
+  if (fd_ < 0) return;
+  Flush();
+  close(fd_);
 }
 
 void EventWriter::WriteScalar(const std::string& tag, int64_t step,
@@ -75,12 +81,44 @@ void EventWriter::WriteEvent(const tensorboard::Event& event) {
   PutLe(header + 8, MaskCrc(Crc32c(header, 8)), 4);
   char footer[4];
   PutLe(footer, MaskCrc(Crc32c(data.data(), data.size())), 4);
-  std::fwrite(header, 1, sizeof(header), file_);
-  std::fwrite(data.data(), 1, data.size(), file_);
-  std::fwrite(footer, 1, sizeof(footer), file_);
+  pending_.append(header, sizeof(header));
+  pending_.append(data);
+  pending_.append(footer, sizeof(footer));
+  ++pending_records_;
 }
 
-void EventWriter::Flush() { std::fflush(file_); }
+bool EventWriter::Flush() {
+  if (pending_.empty()) return true;
+  size_t done = 0;
+  int error = 0;
+  while (done < pending_.size()) {
+    const ssize_t n =
+        write(fd_, pending_.data() + done, pending_.size() - done);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      error = n < 0 ? errno : ENOSPC;  // write() returning 0: nothing fits.
+      break;
+    }
+  }
+  if (error == 0) {
+    size_ += static_cast<int64_t>(done);
+  } else {
+    // Cut back to the last whole record (the part written went to the end
+    // of the file, past size_); this flush's records are lost.
+    if (done > 0 && ftruncate(fd_, size_) != 0) {
+      // Cannot cut: the cut record stays, and ReadEventFile reports it.
+      size_ += static_cast<int64_t>(done);
+    }
+    lost_ += pending_records_;
+    if (first_error_.empty()) first_error_ = std::strerror(error);
+  }
+  pending_.clear();
+  pending_records_ = 0;
+  return error == 0;
+}
 
 std::vector<tensorboard::Event> ReadEventFile(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");

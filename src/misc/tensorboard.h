@@ -20,8 +20,12 @@ uint32_t Crc32c(const void* data, size_t n);
 uint32_t MaskCrc(uint32_t crc);
 
 // Appends events to <dir>/events.out.tfevents.<unix time>.<host>. Writes the
-// file_version record on creation; flushes after each Write. One writer per
-// file: the trainer's parent process.
+// file_version record on creation. Records are kept in memory until Flush()
+// (and the destructor), which appends them with checked writes: if the
+// file cannot take them all (a full disk, a file-size limit), it is cut back
+// to its last whole record, so it never ends inside one, and the records
+// not written are counted (lost(), first_error()). One writer per file: the
+// trainer's parent process.
 // Now, as TensorBoard's events record wall time: seconds since the epoch.
 inline double WallTimeSeconds() {
   return std::chrono::duration<double>(
@@ -39,14 +43,25 @@ class EventWriter {
 
   void WriteScalar(const std::string& tag, int64_t step, double value,
                    double wall_time);
-  void Flush();
+  // Appends the records written since the last Flush; returns false (and
+  // counts them lost) if the file could not take them.
+  bool Flush();
   const std::string& path() const { return path_; }
+  // Records that could not be written so far, and why the first could not
+  // ("No space left on device", ...; empty if none).
+  int64_t lost() const { return lost_; }
+  const std::string& first_error() const { return first_error_; }
 
  private:
   void WriteEvent(const tensorboard::Event& event);
 
   std::string path_;
-  std::FILE* file_ = nullptr;
+  int fd_ = -1;
+  int64_t size_ = 0;     // Bytes of whole records in the file.
+  std::string pending_;  // Records not yet written.
+  int64_t pending_records_ = 0;
+  int64_t lost_ = 0;
+  std::string first_error_;
 };
 
 // Reads every record of an event file, checking both CRCs of each. Throws

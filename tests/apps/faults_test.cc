@@ -18,6 +18,7 @@
 
 #include "../experiments/test_helpers.h"
 #include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/tensorboard.h"
 #include "spawned.h"
 
 namespace asyncrl {
@@ -169,6 +170,36 @@ TEST(TrainerFaultTest, AFileSizeLimitFailsTheRunWithItsMessage) {
         << e.path();
   }
   EXPECT_TRUE(run.GroupGone());
+}
+
+// A file-size limit the TensorBoard file reaches but the checkpoints do not
+// (Pendulum: 73 KB checkpoints, ~2 KB of events per 1000 steps): the run
+// finishes, says how many records it could not write, and the file holds
+// whole records only (it used to end cut inside one, silently).
+TEST(TrainerFaultTest, MetricsThatCannotBeWrittenAreCountedAndNeverCut) {
+  TempDir dir("events_limit");
+  Spawned run({"--outdir", dir.str(), "--env", "Pendulum-v1", "--processes",
+               "2", "--steps", "100000", "--eval-interval", "0", "--quiet"},
+              "", 128 * 1024);
+  EXPECT_EQ(run.Finish(), 0) << run.output();
+  EXPECT_NE(run.output().find("[warning] TensorBoard: cannot write "),
+            std::string::npos)
+      << run.output();
+  const size_t count = run.output().find(" records could not be written to ");
+  ASSERT_NE(count, std::string::npos) << run.output();
+  EXPECT_NE(run.output().find("(File too large)"), std::string::npos)
+      << run.output();
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(run.RunDir())) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("events.out.tfevents.", 0) != 0) continue;
+    ++files;
+    EXPECT_LE(fs::file_size(e.path()), 128u * 1024);
+    EXPECT_GT(ReadEventFile(e.path().string()).size(), 10u);  // Whole.
+  }
+  EXPECT_EQ(files, 1);
+  EXPECT_TRUE(fs::is_regular_file(run.RunDir() / "100000_finish" /
+                                  kCheckpointFileName));
 }
 
 // Two --resume of one checkpoint at once: the second is refused (exit 2,

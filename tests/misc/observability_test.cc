@@ -1,8 +1,12 @@
 // File formats of the observability outputs: TensorBoard event files (CRCs
 // decoded back), JSON, timer trees and their merge.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -73,6 +77,52 @@ TEST_F(EventFileTest, CorruptedRecordIsDetected) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A file that cannot take every record (a file-size limit here, as a full
+// disk; SIGXFSZ ignored as train_a3c does, so writes fail with EFBIG): the
+// records that do not fit are counted, and the file is cut back to its last
+// whole record, never left inside one (issue 24, case 4).
+TEST_F(EventFileTest, RecordsThatDoNotFitAreCountedAndNeverCut) {
+  constexpr rlim_t kLimit = 400;
+  const fs::path report = dir_ / "report";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{kLimit, kLimit};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    EventWriter writer(dir_.string());
+    int failed_flushes = 0;
+    for (int i = 0; i < 100; ++i) {
+      writer.WriteScalar("x", i, i, 1.0);
+      if (i % 5 == 4 && !writer.Flush()) ++failed_flushes;
+    }
+    std::ofstream out(report);
+    out << writer.path() << "\n"
+        << writer.lost() << "\n"
+        << failed_flushes << "\n"
+        << writer.first_error() << "\n";
+    out.close();
+    _exit(out ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  std::ifstream in(report);
+  std::string path, lost, failed, error;
+  std::getline(in, path);
+  std::getline(in, lost);
+  std::getline(in, failed);
+  std::getline(in, error);
+  EXPECT_GT(std::stoll(lost), 0);
+  EXPECT_EQ(std::stoll(lost), 5 * std::stoll(failed));
+  EXPECT_EQ(error, std::strerror(EFBIG));
+  EXPECT_LE(fs::file_size(path), kLimit);
+  // Every record in the file is whole: written plus lost is everything.
+  const auto events = ReadEventFile(path);
+  EXPECT_EQ(static_cast<int64_t>(events.size()) + std::stoll(lost), 101);
+  EXPECT_EQ(events.back().step(), static_cast<int64_t>(events.size()) - 2);
 }
 
 TEST(JsonTest, DumpsAndParsesBack) {
