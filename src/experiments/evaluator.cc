@@ -174,7 +174,9 @@ std::optional<EvalStats> AsyncEvaluator::MaybeEvaluate(int64_t t, Agent& agent,
   if (options_.eval_interval <= 0) return std::nullopt;
   int64_t prev = control_.prev_eval_t.load();
   while (true) {
-    if (t < prev + options_.eval_interval) return std::nullopt;
+    // t - prev, not prev + interval: near INT64_MAX the sum overflows and
+    // every step was due (both are >= 0, so the difference cannot).
+    if (t - prev < options_.eval_interval) return std::nullopt;
     if (control_.prev_eval_t.compare_exchange_weak(
             prev, prev + options_.eval_interval)) {
       break;

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -582,6 +583,79 @@ TEST(TrainA3CTest, NormalizeObservationsIsRecordedCheckpointedAndGuarded) {
     EXPECT_NE(r.output.find(c.accepted), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(out));
   }
+}
+
+// Steps near INT64_MAX (a --step-offset 807 steps before it): the schedule
+// is due every 100,000 steps from the offset's multiple, so nothing is due
+// before the budget ends; it used to overflow and evaluate on every step,
+// writing 34 rows out of order (issue 24).
+TEST(TrainA3CTest, TheEvaluationScheduleDoesNotOverflowNearTheLastStep) {
+  TempDir dir("schedule_overflow");
+  const ProcessRun first =
+      TrainA3C("--outdir " + dir.str() +
+               " --processes 1 --steps 1000 --eval-interval 0 --quiet");
+  ASSERT_EQ(first.status, 0) << first.output;
+  const ProcessRun run = TrainA3C(
+      "--outdir " + dir.str() + " --load " +
+      (RunFolder(first) / "1000_finish").string() +
+      " --processes 2 --steps 9223372036854775807 --step-offset "
+      "9223372036854775000 --eval-interval 100000 --eval-n-runs 1 --quiet");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const std::vector<std::string> lines =
+      ReadLines(RunFolder(run) / "scores.txt");
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.size(), 1u) << "rows after the header: " << lines.size() - 1;
+}
+
+// configs/chainerrl-gym.conf is the reference's gym example setting for
+// setting (issue 25: it ran 16 environments per process, the file predating
+// that default): what a run from it records, value by value.
+TEST(TrainA3CTest, ChainerrlGymConfigIsTheReferenceExample) {
+  TempDir dir("chainerrl_gym");
+  const std::string config =
+      std::string(ASYNCRL_SOURCE_DIR) + "/configs/chainerrl-gym.conf";
+  // A short run of it (the command line wins over the file).
+  const ProcessRun run =
+      TrainA3C("--config " + config + " --outdir " + dir.str() +
+               " --processes 1 --steps 2000 --eval-interval 1000"
+               " --eval-n-runs 1 --quiet");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder = RunFolder(run);
+  // ChainerRL examples/gym/train_a3c_gym.py: its argparse defaults, the
+  // agent's gamma, RMSpropAsync(alpha 0.99), GradientClipping(40).
+  const std::vector<std::pair<std::string, std::string>> text = {
+      {"env", "CartPole-v0"},
+      {"arch", "fc-softmax"},
+      {"policy-target", "nstep"},
+      {"value-target", "nstep"}};
+  for (const auto& [key, want] : text) {
+    EXPECT_EQ(RecordedOption(folder, key), want) << key;
+  }
+  const std::vector<std::pair<std::string, double>> numbers = {
+      {"seed", 0},
+      {"t-max", 5},
+      {"beta", 0.01},
+      {"gamma", 0.99},
+      {"lr", 7e-4},
+      {"rmsprop-epsilon", 0.1},
+      {"rmsprop-alpha", 0.99},
+      {"weight-decay", 0},
+      {"max-grad-norm", 40},
+      {"reward-scale-factor", 0.01},
+      {"envs-per-process", 1}};
+  for (const auto& [key, want] : numbers) {
+    EXPECT_DOUBLE_EQ(std::stod(RecordedOption(folder, key)), want) << key;
+  }
+  // The two the short run overrode, as the file gives them.
+  std::map<std::string, std::string> file;
+  for (const std::string& line : ReadLines(config)) {
+    const size_t eq = line.find(" = ");
+    if (line.empty() || line[0] == '#' || eq == std::string::npos) continue;
+    file[line.substr(0, eq)] = line.substr(eq + 3);
+  }
+  EXPECT_EQ(file["steps"], "80000000");
+  EXPECT_EQ(file["eval-interval"], "100000");
+  EXPECT_EQ(file["eval-n-runs"], "10");
 }
 
 TEST(TrainA3CTest, ConfigFileSetsOptionsAndTheCommandLineWins) {
