@@ -105,7 +105,11 @@ EvalStats Summarize(const std::vector<double>& scores) {
 }
 
 std::vector<double> RunEvaluation(Agent& agent, Env& env, int64_t n_steps,
-                                  int64_t n_episodes, int64_t max_episode_len) {
+                                  int64_t n_episodes, int64_t max_episode_len,
+                                  const std::atomic<int32_t>* stop) {
+  auto stopped = [stop] {
+    return stop != nullptr && stop->load(std::memory_order_relaxed) != 0;
+  };
   if ((n_steps > 0) == (n_episodes > 0)) {
     throw std::invalid_argument(
         "RunEvaluation: n_steps=" + std::to_string(n_steps) + ", n_episodes=" +
@@ -119,6 +123,10 @@ std::vector<double> RunEvaluation(Agent& agent, Env& env, int64_t n_steps,
     int64_t len = 0;
     bool finished = false;
     while (true) {
+      if (stopped()) {
+        agent.StopEpisode();
+        return returns;
+      }
       StepResult r = env.Step(agent.Act(obs));
       episode_return += r.reward;
       ++len;
@@ -195,7 +203,13 @@ std::optional<EvalStats> AsyncEvaluator::MaybeEvaluate(int64_t t, Agent& agent,
   }
   if (!returns) {
     returns = RunEvaluation(agent, env, options_.eval_n_steps,
-                            options_.eval_n_episodes, options_.max_episode_len);
+                            options_.eval_n_episodes, options_.max_episode_len,
+                            &control_.stop);
+    // Stopped mid-evaluation: no row from a partial evaluation (the worker
+    // sees the stop flag next and ends).
+    if (control_.stop.load(std::memory_order_relaxed) != 0) {
+      return std::nullopt;
+    }
   }
   const EvalStats stats = Summarize(*returns);
   std::vector<std::string> row_cells;

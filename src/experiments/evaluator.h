@@ -5,6 +5,7 @@
 #ifndef ASYNCRL_EXPERIMENTS_EVALUATOR_H_
 #define ASYNCRL_EXPERIMENTS_EVALUATOR_H_
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -31,9 +32,12 @@ EvalStats Summarize(const std::vector<double>& scores);
 // Plays evaluation episodes of at most `max_episode_len` steps (0 = the
 // environment's limit). Exactly one of n_steps / n_episodes is > 0. In step
 // mode an unfinished last episode is dropped unless no episode finished.
-// Returns each episode's return.
+// Returns each episode's return. With `stop` (the run's stop flag), returns
+// as soon as it is raised, with the episodes finished so far (possibly
+// none): a stop request never waits for a long evaluation.
 std::vector<double> RunEvaluation(Agent& agent, Env& env, int64_t n_steps,
-                                  int64_t n_episodes, int64_t max_episode_len);
+                                  int64_t n_episodes, int64_t max_episode_len,
+                                  const std::atomic<int32_t>* stop = nullptr);
 
 // "steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin" followed by the
 // agent's statistic names.

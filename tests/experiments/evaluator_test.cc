@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <iterator>
 
@@ -116,6 +117,35 @@ TEST(RunEvaluationTest, MaxEpisodeLenCutsEpisodes) {
   FixedLengthEnv env(100);
   ConstantAgent agent;
   EXPECT_EQ(RunEvaluation(agent, env, 0, 2, 40), std::vector<double>({40, 40}));
+}
+
+// A stop request during a long evaluation (SIGINT, a failed worker) is seen
+// at the next step: the evaluation returns what it finished instead of
+// playing on until the parent's SIGKILL (issue 24, smaller).
+TEST(RunEvaluationTest, AStopRequestEndsItAtTheNextStep) {
+  // The flag goes up during the 3rd episode's 5th step.
+  class StoppingAgent : public ConstantAgent {
+   public:
+    explicit StoppingAgent(std::atomic<int32_t>* stop) : stop_(stop) {}
+    Action Act(FloatView obs) override {
+      if (acts == 24) stop_->store(1);
+      return ConstantAgent::Act(obs);
+    }
+
+   private:
+    std::atomic<int32_t>* stop_;
+  };
+  std::atomic<int32_t> stop{0};
+  StoppingAgent agent(&stop);
+  FixedLengthEnv env(10);
+  const auto returns = RunEvaluation(agent, env, 0, 1000000, 0, &stop);
+  EXPECT_EQ(returns, std::vector<double>({10, 10}));
+  EXPECT_EQ(agent.acts, 25);
+  EXPECT_EQ(agent.episodes_stopped, 3);
+  // Not raised: the whole budget.
+  std::atomic<int32_t> never{0};
+  ConstantAgent other;
+  EXPECT_EQ(RunEvaluation(other, env, 0, 3, 0, &never).size(), 3u);
 }
 
 TEST(RunEvaluationTest, BothOrNeitherBudgetIsRejected) {
