@@ -3,6 +3,8 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cfloat>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -83,7 +85,10 @@ size_t RoundUp64(size_t n) { return (n + 63) / 64 * 64; }
 
 ObservationNormalizer::ObservationNormalizer(int64_t size, int64_t obs_size,
                                              double clip)
-    : size_(size), obs_size_(obs_size), clip_(clip) {
+    // Within float range: the clipped value is stored as a float.
+    : size_(size),
+      obs_size_(obs_size),
+      clip_(std::min(clip, static_cast<double>(FLT_MAX))) {
   ASYNCRL_CHECK_GT(size, 0);
   ASYNCRL_CHECK_LE(size, obs_size);
   ASYNCRL_CHECK(clip > 0);
@@ -119,6 +124,17 @@ void ObservationNormalizer::Lock() const {
   while (lock.exchange(1, std::memory_order_acquire) != 0) {
     while (lock.load(std::memory_order_relaxed) != 0) sched_yield();
   }
+}
+
+bool ObservationNormalizer::TryLockFor(
+    std::chrono::steady_clock::duration limit) const {
+  std::atomic<int32_t>& lock = header()->lock;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (lock.exchange(1, std::memory_order_acquire) != 0) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    sched_yield();
+  }
+  return true;
 }
 
 void ObservationNormalizer::Unlock() const {
@@ -168,6 +184,16 @@ void ObservationNormalizer::MergeAndNormalize(const float* obs, int64_t rows,
                                               float* out) {
   OfInto(obs, rows, size_, obs_size_, &batch_);  // No allocation after the
                                                  // first call.
+  // A non-finite observation would make the run's statistics NaN for good
+  // (and its checkpoints unloadable): such a batch is normalized, not
+  // merged, and counted.
+  for (int64_t j = 0; j < size_; ++j) {
+    if (!std::isfinite(batch_.mean[j]) || !std::isfinite(batch_.var[j])) {
+      ++skipped_batches_;
+      Normalize(obs, rows, out);
+      return;
+    }
+  }
   Lock();
   MomentStatistics::MergeInto(&header()->count, mean_area(), var_area(), size_,
                               batch_.count, batch_.mean.data(),
@@ -201,9 +227,11 @@ MomentStatistics ObservationNormalizer::Statistics() {
 }
 
 void ObservationNormalizer::SaveTo(proto::RunningStatistics* out) const {
-  // Read without the lock: checkpoints are written by one process while
-  // others may merge (as the parameters are read, Hogwild); each value is
-  // one that was written.
+  // Under the lock when it can be had within a second, so that count, means
+  // and variances are of one merge; the parent saving <t>_except after a
+  // worker died holding it reads them without (as the parameters are read,
+  // Hogwild), rather than wait for ever.
+  const bool locked = TryLockFor(std::chrono::seconds(1));
   out->set_count(header()->count);
   out->clear_mean();
   out->clear_var();
@@ -211,6 +239,7 @@ void ObservationNormalizer::SaveTo(proto::RunningStatistics* out) const {
     out->add_mean(mean_area()[j]);
     out->add_var(var_area()[j]);
   }
+  if (locked) Unlock();
 }
 
 void ObservationNormalizer::LoadFrom(const proto::RunningStatistics& in) {

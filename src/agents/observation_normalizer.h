@@ -15,6 +15,7 @@
 #define ASYNCRL_AGENTS_OBSERVATION_NORMALIZER_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -51,6 +52,9 @@ class ObservationNormalizer {
   // Normalizes the first `size` floats of each observation of `obs_size`
   // (the rest, e.g. a legal-action mask, passes through); clip > 0.
   ObservationNormalizer(int64_t size, int64_t obs_size, double clip);
+  // Not copyable: a copy would share (or dangle into) the area.
+  ObservationNormalizer(const ObservationNormalizer&) = delete;
+  ObservationNormalizer& operator=(const ObservationNormalizer&) = delete;
 
   // Bytes of shared state (a multiple of 64).
   size_t SharedBytes() const;
@@ -79,6 +83,8 @@ class ObservationNormalizer {
   void LoadFrom(const proto::RunningStatistics& in);
 
   int64_t size() const { return size_; }
+  // Training batches not merged because an observation was not finite.
+  int64_t skipped_batches() const { return skipped_batches_; }
 
  private:
   struct Header;
@@ -86,6 +92,8 @@ class ObservationNormalizer {
   double* mean_area() const;
   double* var_area() const;
   void Lock() const;
+  // Lock() unless it takes longer than `limit`; whether it locked.
+  bool TryLockFor(std::chrono::steady_clock::duration limit) const;
   void Unlock() const;
   // The copy of the mean and 1 / sqrt(var + eps), from the shared area;
   // under the lock.
@@ -100,6 +108,7 @@ class ObservationNormalizer {
   std::vector<double> mean_;       // The copy.
   std::vector<double> inv_scale_;  // 1 / sqrt(var + eps).
   MomentStatistics batch_;         // Scratch of MergeAndNormalize.
+  int64_t skipped_batches_ = 0;
 };
 
 }  // namespace asyncrl

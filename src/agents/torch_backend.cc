@@ -126,10 +126,20 @@ class TorchBackend : public PolicyBackend {
           .to(torch::kFloat);
     };
     flat.ZeroGrads();
-    torch::autograd::backward(
-        {log_prob_, entropy_, value_},
-        {as_tensor(grads.log_prob), as_tensor(grads.entropy),
-         as_tensor(grads.value)});
+    // Outputs that depend on no parameter (a model's fixed log_std, say)
+    // take no part: autograd refuses roots without a graph.
+    std::vector<torch::Tensor> roots;
+    std::vector<torch::Tensor> root_grads;
+    const std::pair<const torch::Tensor*, const std::vector<double>*> outs[] = {
+        {&log_prob_, &grads.log_prob},
+        {&entropy_, &grads.entropy},
+        {&value_, &grads.value}};
+    for (const auto& [root, g] : outs) {
+      if (!root->requires_grad()) continue;
+      roots.push_back(*root);
+      root_grads.push_back(as_tensor(*g));
+    }
+    if (!roots.empty()) torch::autograd::backward(roots, root_grads);
     log_prob_ = entropy_ = value_ = torch::Tensor();  // Frees the graph.
   }
 

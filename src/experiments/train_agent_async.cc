@@ -357,6 +357,23 @@ class Trainer {
       throw std::invalid_argument("make_agent(" + std::to_string(idx) +
                                   ") returned null");
     }
+    // Every process's agent lays out the shared state as the parent's did.
+    const SharedStateSizes sizes = agent->SharedSizes();
+    if (sizes.params != sizes_.params || sizes.optimizer != sizes_.optimizer ||
+        sizes.state_bytes != sizes_.state_bytes) {
+      throw std::logic_error("make_agent(" + std::to_string(idx) +
+                             ") made an agent whose "
+                             "shared state (" +
+                             std::to_string(sizes.params) + " parameters, " +
+                             std::to_string(sizes.optimizer) +
+                             " optimizer floats, " +
+                             std::to_string(sizes.state_bytes) +
+                             " state bytes) differs from "
+                             "the parent's (" +
+                             std::to_string(sizes_.params) + ", " +
+                             std::to_string(sizes_.optimizer) + ", " +
+                             std::to_string(sizes_.state_bytes) + ")");
+    }
     agent->BindShared({region_->params(), region_->optimizer_state(),
                        &control.agent_counters, region_->agent_state()},
                       /*initialize=*/false);

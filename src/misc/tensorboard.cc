@@ -49,7 +49,14 @@ EventWriter::EventWriter(const std::string& dir) {
                              std::strerror(errno));
   }
   struct stat st {};
-  if (fstat(fd_, &st) == 0) size_ = st.st_size;
+  if (fstat(fd_, &st) != 0) {
+    const int error = errno;
+    close(fd_);
+    fd_ = -1;
+    throw std::runtime_error("cannot read the size of " + path_ + ": " +
+                             std::strerror(error));
+  }
+  size_ = st.st_size;
   tensorboard::Event version;
   version.set_wall_time(static_cast<double>(std::time(nullptr)));
   version.set_file_version("brain.Event:2");

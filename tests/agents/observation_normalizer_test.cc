@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -114,6 +115,27 @@ TEST(ObservationNormalizerTest, EvaluationMergesNothing) {
   EXPECT_EQ(after.count, before.count);
   EXPECT_EQ(after.mean, before.mean);
   EXPECT_EQ(after.var, before.var);
+}
+
+// One non-finite observation would make the statistics NaN for good (and
+// every later checkpoint unloadable): its batch is normalized, not merged.
+TEST(ObservationNormalizerTest, ANonFiniteBatchIsNotMerged) {
+  ObservationNormalizer normalizer(2, 2, 10.0);
+  const std::vector<float> good = RandomRows(4, 2, 5);
+  std::vector<float> out(good.size());
+  normalizer.MergeAndNormalize(good.data(), 4, out.data());
+  const MomentStatistics before = normalizer.Statistics();
+  std::vector<float> bad = RandomRows(3, 2, 6);
+  bad[3] = std::numeric_limits<float>::infinity();
+  out.resize(bad.size());
+  normalizer.MergeAndNormalize(bad.data(), 3, out.data());
+  EXPECT_EQ(normalizer.skipped_batches(), 1);
+  const MomentStatistics after = normalizer.Statistics();
+  EXPECT_EQ(after.count, before.count);
+  EXPECT_EQ(after.mean, before.mean);
+  EXPECT_EQ(after.var, before.var);
+  EXPECT_TRUE(std::isfinite(out[0]));  // The finite elements normalized.
+  EXPECT_EQ(out[3], 10.0f);            // +inf clipped.
 }
 
 TEST(ObservationNormalizerTest, CheckpointsRoundTripAndBadOnesChangeNothing) {
