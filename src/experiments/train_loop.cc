@@ -17,14 +17,24 @@ namespace asyncrl {
 namespace {
 
 // Claims up to `want` global steps; returns the first claimed step number
-// (1-based) and sets `granted`. The counter never passes `steps`.
+// (1-based) and sets `granted` (0: the budget is spent). The counter never
+// passes `steps`, not even for a moment, so nothing overflows when `steps`
+// is INT64_MAX (a fetch_add of `want` then a give-back did).
 int64_t ClaimSteps(ControlBlock& control, int64_t steps, int64_t want,
                    int64_t* granted) {
-  const int64_t before = control.global_step.fetch_add(want);
-  const int64_t available = std::clamp<int64_t>(steps - before, 0, want);
-  if (available < want) control.global_step.fetch_sub(want - available);
-  *granted = available;
-  return before + 1;
+  int64_t before = control.global_step.load();
+  while (true) {
+    const int64_t available =
+        before >= steps ? 0 : std::min<int64_t>(want, steps - before);
+    if (available == 0) {
+      *granted = 0;
+      return before;
+    }
+    if (control.global_step.compare_exchange_weak(before, before + available)) {
+      *granted = available;
+      return before + 1;
+    }
+  }
 }
 
 // The loop's view of an agent: act on K rows, then learn from their
@@ -218,7 +228,7 @@ class Worker {
       // as the reference's workers do: no last update, no episode counted,
       // no evaluation; the parent saves <t>_except/ from the shared state.
       if (control_.stop.load(std::memory_order_relaxed) != 0) return;
-      const int64_t last_t = first + active - 1;
+      const int64_t last_t = first - 1 + active;  // No overflow at the end.
       // The budget is spent or an evaluation succeeded: end every episode
       // here, learning from what the rows collected.
       const bool stop_now =
