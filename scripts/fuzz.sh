@@ -7,7 +7,7 @@ seconds=${1:-30}
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
   -DASYNCRL_BUILD_FUZZERS=ON > /dev/null
 cmake --build build-fuzz
-for target in checkpoint config; do
+for target in checkpoint config merge; do
   work=$(mktemp -d)
   cp fuzz/corpus/$target/* "$work"/
   echo "fuzz: ${target}_fuzzer for ${seconds}s"
@@ -25,4 +25,4 @@ for target in checkpoint config; do
     exit 1
   fi
 done
-echo "fuzz: 2 passed, 0 failed"
+echo "fuzz: 3 passed, 0 failed"

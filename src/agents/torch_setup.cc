@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <torch/torch.h>
 
+#include "asyncrl/misc/platform/blas_kernel.h"
+
 namespace asyncrl {
 
 void ConfigureTorchForFork() {
@@ -30,6 +32,9 @@ void ConfigureTorchForFork() {
     return true;
   }();
   (void)done;
+  // Before any fork: OpenBLAS's work buffer, or a one-line error where it
+  // would otherwise retry its allocation for ever.
+  ReserveBlasWorkBuffer();
 }
 
 }  // namespace asyncrl

@@ -12,7 +12,9 @@ namespace asyncrl {
 // Idempotent. Must run before the first tensor operation of the process.
 // Also limits OpenBLAS (if that is the BLAS in use) to one thread, and
 // flushes denormal floats to zero in the calling thread (inherited by the
-// processes it forks; see torch_setup.cc for why).
+// processes it forks; see torch_setup.cc for why), and has OpenBLAS take
+// its work buffer (ReserveBlasWorkBuffer: throws std::runtime_error when
+// the address space is too small for it).
 // (Which BLAS and kernel run: misc/platform/blas_kernel.h.)
 void ConfigureTorchForFork();
 

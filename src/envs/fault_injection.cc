@@ -9,9 +9,10 @@ namespace asyncrl {
 namespace {
 
 [[noreturn]] void Bad(const std::string& text, const std::string& why) {
-  throw std::invalid_argument(
-      "ASYNCRL_INJECT_FAULT=" + text + " is invalid (" + why +
-      "); accepted: worker=<int>,step=<int >= 1>,kind=<throw|abort|segv|kill>");
+  throw std::invalid_argument("ASYNCRL_INJECT_FAULT=" + text + " is invalid (" +
+                              why +
+                              "); accepted: worker=<int>,step=<int >= "
+                              "1>,kind=<throw|abort|segv|kill|stop>");
 }
 
 }  // namespace
@@ -39,6 +40,8 @@ FaultSpec ParseFaultSpec(const std::string& text) {
           spec.kind = FaultKind::kSegv;
         } else if (value == "kill") {
           spec.kind = FaultKind::kKill;
+        } else if (value == "stop") {
+          spec.kind = FaultKind::kStop;
         } else {
           Bad(text, "unknown kind '" + value + "'");
         }
@@ -80,6 +83,9 @@ StepResult FaultyEnv::DoStep(const Action& action) {
         break;
       case FaultKind::kKill:
         std::raise(SIGKILL);
+        break;
+      case FaultKind::kStop:
+        std::raise(SIGSTOP);  // Until SIGCONT or SIGKILL.
         break;
     }
   }

@@ -1,7 +1,7 @@
 // Deliberate failures for testing a trainer end to end: an environment
 // wrapper that throws, aborts or crashes at a given step, and the spec
 // train_a3c reads from the ASYNCRL_INJECT_FAULT environment variable
-// ("worker=1,step=500,kind=throw"; kinds: throw, abort, segv, kill).
+// ("worker=1,step=500,kind=throw"; kinds: throw, abort, segv, kill, stop).
 #ifndef ASYNCRL_ENVS_FAULT_INJECTION_H_
 #define ASYNCRL_ENVS_FAULT_INJECTION_H_
 
@@ -13,7 +13,7 @@
 
 namespace asyncrl {
 
-enum class FaultKind { kThrow, kAbort, kSegv, kKill };
+enum class FaultKind { kThrow, kAbort, kSegv, kKill, kStop };
 
 struct FaultSpec {
   int worker = 0;    // Which process_idx's training environment fails.
@@ -30,7 +30,7 @@ std::optional<FaultSpec> FaultSpecFromEnvironment();
 
 // Forwards to `inner` and fails at step `spec.step`: throws
 // std::runtime_error("injected failure at step N"), calls abort(), or raises
-// SIGSEGV or SIGKILL.
+// SIGSEGV, SIGKILL or SIGSTOP (the worker neither steps nor exits).
 class FaultyEnv : public Wrapper {
  public:
   FaultyEnv(std::unique_ptr<Env> inner, FaultSpec spec);

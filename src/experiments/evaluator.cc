@@ -14,11 +14,13 @@
 #include <iterator>
 #include <mutex>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 
 #include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/experiments/snapshot.h"
 #include "asyncrl/misc/logging.h"
+#include "asyncrl/misc/platform/process_group.h"
 #include "asyncrl/misc/timers.h"
 
 namespace asyncrl {
@@ -128,6 +130,7 @@ std::vector<double> RunEvaluation(Agent& agent, Env& env, int64_t n_steps,
         return returns;
       }
       StepResult r = env.Step(agent.Act(obs));
+      ReportWorkerProgress();
       episode_return += r.reward;
       ++len;
       ++total_steps;
@@ -165,9 +168,54 @@ AsyncEvaluator::AsyncEvaluator(const TrainOptions& options,
       metrics_(metrics),
       extensions_(extensions) {}
 
+void AsyncEvaluator::CheckHeader(
+    const std::string& outdir,
+    const std::vector<std::string>& statistic_names) {
+  const std::string path = ScoresPath(outdir);
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  // No file, or a header cut before its end (rewritten by WriteHeader).
+  if (!in || !std::getline(in, line) || in.eof()) return;
+  const std::string header = ScoresHeader(statistic_names);
+  if (line + "\n" == header) return;
+  auto split = [](const std::string& text) {
+    std::vector<std::string> cells;
+    std::stringstream ss(text);
+    for (std::string cell; std::getline(ss, cell, '\t');) {
+      cells.push_back(cell);
+    }
+    return cells;
+  };
+  const std::vector<std::string> had = split(line);
+  const std::vector<std::string> would =
+      split(header.substr(0, header.size() - 1));
+  auto missing = [](const std::vector<std::string>& from,
+                    const std::vector<std::string>& in_this) {
+    std::string names;
+    for (const auto& c : from) {
+      if (std::find(in_this.begin(), in_this.end(), c) == in_this.end()) {
+        names += (names.empty() ? "" : ",") + c;
+      }
+    }
+    return names.empty() ? std::string("none") : names;
+  };
+  throw std::invalid_argument(
+      path + " has " + std::to_string(had.size()) +
+      " columns and this run would append rows of " +
+      std::to_string(would.size()) + " (added: " + missing(would, had) +
+      "; removed: " + missing(had, would) +
+      (missing(would, had) == "none" && missing(had, would) == "none"
+           ? "; reordered"
+           : "") +
+      "); accepted: a resume whose options make the same columns (the same "
+      "evaluation opponents, curriculum lessons and agent statistics), or "
+      "its checkpoint loaded into a new run");
+}
+
 void AsyncEvaluator::WriteHeader(
     const std::string& outdir,
     const std::vector<std::string>& statistic_names) {
+  CheckHeader(outdir, statistic_names);
   const std::string path = ScoresPath(outdir);
   if (std::filesystem::exists(path)) {
     RepairLastLine(path);
@@ -205,12 +253,10 @@ std::optional<EvalStats> AsyncEvaluator::MaybeEvaluate(int64_t t, Agent& agent,
     returns = RunEvaluation(agent, env, options_.eval_n_steps,
                             options_.eval_n_episodes, options_.max_episode_len,
                             &control_.stop);
-    // Stopped mid-evaluation: no row from a partial evaluation (the worker
-    // sees the stop flag next and ends).
-    if (control_.stop.load(std::memory_order_relaxed) != 0) {
-      return std::nullopt;
-    }
   }
+  // Stopped mid-evaluation (ours or an extension's): no row from a partial
+  // evaluation (the worker sees the stop flag next and ends).
+  if (control_.stop.load(std::memory_order_relaxed) != 0) return std::nullopt;
   const EvalStats stats = Summarize(*returns);
   std::vector<std::string> row_cells;
   for (auto& c : cells) row_cells.insert(row_cells.end(), c.begin(), c.end());

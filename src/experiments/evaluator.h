@@ -67,6 +67,13 @@ class AsyncEvaluator {
   static void WriteHeader(const std::string& outdir,
                           const std::vector<std::string>& statistic_names);
 
+  // Throws std::invalid_argument when outdir's scores.txt begins with a
+  // whole header line other than the one these columns make (a resume
+  // whose options change the columns: its rows would not fit the header),
+  // naming the columns added and removed. Writes nothing.
+  static void CheckHeader(const std::string& outdir,
+                          const std::vector<std::string>& statistic_names);
+
   // If global step `t` is at least one interval past the schedule, claims
   // that interval, evaluates `agent` on `env` and records the result.
   // Returns the statistics when this call evaluated.

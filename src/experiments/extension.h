@@ -145,7 +145,8 @@ class TrainerExtension {
   // Parent, first: the run's options (this host's) and an evaluation
   // environment (make_env(0, true)) to look at. Throws
   // std::invalid_argument (InvalidOption) for options that do not fit;
-  // nothing has been written then.
+  // nothing has been written then. May be called again with the same
+  // options (CheckScoresTable configures before the run does).
   virtual void Configure(const TrainOptions& options, Env& probe) {
     (void)options;
     (void)probe;

@@ -12,7 +12,7 @@
 #include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/config_file.h"
-#include "asyncrl/misc/json.h"
+#include "asyncrl/misc/option_tokens.h"
 #include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
@@ -34,51 +34,14 @@ std::map<std::string, std::string> ReadArgsJson(const std::string& path) {
   }
   std::stringstream text;
   text << in.rdbuf();
-  std::map<std::string, std::string> args;
   try {
-    const Json json = Json::Parse(text.str());
-    for (const auto& [key, value] : json.object()) {
-      args[key] = value.string();
-    }
+    return ParseRecordedOptions(text.str());
   } catch (const std::runtime_error& e) {
     throw FlagError("--resume: " + path + " is unreadable: " + e.what());
   }
-  return args;
-}
-
-// Adds the tokens that give option `key` the value `value` as a command
-// line would: "--key=value", one token, so that a value stays a value (a
-// newline in it is part of it, never a new option); a switch (such as
-// lr-decay) takes true/1/yes (its flag) or false/0/no (nothing). Throws
-// std::invalid_argument for a switch with another value.
-void AppendTokens(const po::options_description& desc, const std::string& key,
-                  const std::string& value, std::vector<std::string>* tokens) {
-  const po::option_description* option =
-      desc.find_nothrow(key, /*approx=*/false);
-  if (option != nullptr && option->semantic()->max_tokens() == 0) {
-    if (value == "true" || value == "1" || value == "yes") {
-      tokens->push_back("--" + key);
-    } else if (value != "false" && value != "0" && value != "no") {
-      throw std::invalid_argument(key + " = " + value +
-                                  ": accepted: true or false");
-    }
-    return;
-  }
-  tokens->push_back("--" + key + "=" + value);
 }
 
 // Stores `tokens` after what `vm` holds: a value given before wins.
-void StoreTokens(const std::vector<std::string>& tokens,
-                 const po::options_description& desc, po::variables_map& vm) {
-  // Names match exactly, as in a config file: a recorded option that no
-  // longer exists is refused, never taken for a flag it is a prefix of.
-  po::store(po::command_line_parser(tokens)
-                .options(desc)
-                .style(po::command_line_style::default_style &
-                       ~po::command_line_style::allow_guessing)
-                .run(),
-            vm);
-}
 
 // --config FILE: its 'key = value' lines, after the command line.
 void StoreConfigFile(po::variables_map& vm,
@@ -100,12 +63,12 @@ void StoreConfigFile(po::variables_map& vm,
       if (key == "config") {
         throw std::invalid_argument("'config' cannot be set in a config file");
       }
-      AppendTokens(desc, key, value, &tokens);
+      AppendOptionTokens(desc, key, value, &tokens);
     }
   } catch (const std::invalid_argument& e) {
     throw FlagError("--config=" + path + " is invalid: " + e.what());
   }
-  StoreTokens(tokens, desc, vm);
+  StoreOptionTokens(tokens, desc, vm);
 }
 
 // --resume: every option the command line and the config file did not give,
@@ -141,13 +104,13 @@ void StoreResumedOptions(po::variables_map& vm,
       continue;
     }
     try {
-      AppendTokens(desc, key, value, &tokens);
+      AppendOptionTokens(desc, key, value, &tokens);
     } catch (const std::invalid_argument& e) {
       throw FlagError("--resume: " + ArgsPath(run.string()) +
                       " is unreadable: " + e.what());
     }
   }
-  StoreTokens(tokens, desc, vm);
+  StoreOptionTokens(tokens, desc, vm);
   f->resume_run = run.string();
   f->resume_saved = saved;
 }
@@ -171,12 +134,12 @@ void StoreDemoOptions(po::variables_map& vm,
     if (it == checkpoint.metadata().config().end()) continue;
     if (vm.count(key) && !vm[key].defaulted()) continue;
     try {
-      AppendTokens(desc, key, it->second, &tokens);
+      AppendOptionTokens(desc, key, it->second, &tokens);
     } catch (const std::invalid_argument&) {
       return;  // As an unreadable checkpoint.
     }
   }
-  StoreTokens(tokens, desc, vm);
+  StoreOptionTokens(tokens, desc, vm);
 }
 
 }  // namespace

@@ -188,6 +188,18 @@ class TrainerRun {
     CheckCheckpointFits(obs, act);
     // Built before anything is written: a program's extension may refuse.
     const Extensions extensions = AssembleExtensions();
+    if (!f_.resume.empty()) {
+      // A resume whose options change scores.txt's columns is refused
+      // before command.txt and args.json are rewritten.
+      TrainOptions resumed = f_.train;
+      resumed.outdir = f_.resume_run;
+      try {
+        CheckScoresTable(resumed, EnvFactory(fault), AgentFactory(obs, act),
+                         extensions);
+      } catch (const std::invalid_argument& e) {
+        throw FlagError("--resume=" + f_.resume + " is invalid: " + e.what());
+      }
+    }
     std::unique_ptr<RunLock> lock;
     const fs::path run = OpenRunFolder(argc, argv, &lock);
 
@@ -274,6 +286,10 @@ class TrainerRun {
       } catch (const RunLocked& e) {
         throw FlagError("--resume=" + f_.resume + " is invalid; accepted: " +
                         "a run no other trainer is running (" + e.what() + ")");
+      } catch (const std::runtime_error& e) {
+        // A folder this user cannot write (read-only, another owner).
+        throw FlagError("--resume=" + f_.resume + " is invalid; accepted: " +
+                        "a run folder this user can write (" + e.what() + ")");
       }
       std::cout << "results in " << run.string() << " (resuming from "
                 << f_.resume << " at step " << f_.resume_step << ")"

@@ -190,8 +190,12 @@ class Trainer {
     }
     sizes_ = parent_agent_->SharedSizes();
     std::unique_ptr<Env> probe = make_env_(0, /*test=*/true);
-    for (const auto& extension : extensions_) {
-      extension->Configure(options_, *probe);
+    columns_ =
+        ConfiguredScoreColumns(options_, *probe, *parent_agent_, extensions_);
+    // A resume whose columns differ from its scores.txt's is refused
+    // before anything is written.
+    if (options_.eval_interval > 0) {
+      AsyncEvaluator::CheckHeader(options_.outdir, columns_);
     }
   }
 
@@ -262,16 +266,7 @@ class Trainer {
   // columns.
   void WriteScoresHeader() const {
     if (options_.eval_interval <= 0) return;
-    std::vector<std::string> columns;
-    for (const auto& s : parent_agent_->Statistics()) {
-      columns.push_back(s.name);
-    }
-    for (const auto& extension : extensions_) {
-      for (std::string& c : extension->ScoreColumns()) {
-        columns.push_back(std::move(c));
-      }
-    }
-    AsyncEvaluator::WriteHeader(options_.outdir, columns);
+    AsyncEvaluator::WriteHeader(options_.outdir, columns_);
   }
 
   void RunWorkers() {
@@ -309,6 +304,22 @@ class Trainer {
       }
     };
     group.on_tick = [&monitor] { monitor.Tick(/*final_tick=*/false); };
+    // Once the budget is spent (or an evaluation succeeded) every worker
+    // ends within a batch, an evaluation or a save, all of which report
+    // progress: one that makes none for the grace period never will.
+    group.work_done = [this, &control] {
+      return control.global_step.load() >= options_.steps ||
+             control.training_done.load() != 0;
+    };
+    group.stall_warning = options_.stall_warning;
+    group.on_stall = [](int idx, pid_t pid, std::chrono::milliseconds idle) {
+      Log(LogLevel::kWarning,
+          "worker " + std::to_string(idx) + " (pid " + std::to_string(pid) +
+              ") has made no step for " + std::to_string(idle.count() / 1000) +
+              " s (stopped, hung, or in one very long environment step); "
+              "the others go on, and once the steps are spent it is "
+              "killed if it is still silent");
+    };
     group.on_stop_signal = [](int sig) {
       Log(LogLevel::kWarning,
           SignalName(sig) +
@@ -466,6 +477,7 @@ class Trainer {
   const Clock::time_point start_ = Clock::now();
   std::unique_ptr<Agent> parent_agent_;
   SharedStateSizes sizes_;
+  std::vector<std::string> columns_;  // scores.txt's, after `min`.
   std::unique_ptr<SharedRegion> region_;
   MetricsChannel metrics_;
   ReleaseStopSignalsOnReturn release_;
@@ -473,6 +485,34 @@ class Trainer {
 };
 
 }  // namespace
+
+std::vector<std::string> ConfiguredScoreColumns(const TrainOptions& options,
+                                                Env& probe, Agent& agent,
+                                                const Extensions& extensions) {
+  for (const auto& extension : extensions) {
+    extension->Configure(options, probe);
+  }
+  std::vector<std::string> columns;
+  for (const auto& s : agent.Statistics()) columns.push_back(s.name);
+  for (const auto& extension : extensions) {
+    for (std::string& c : extension->ScoreColumns()) {
+      columns.push_back(std::move(c));
+    }
+  }
+  return columns;
+}
+
+void CheckScoresTable(const TrainOptions& options, const MakeEnvFn& make_env,
+                      const MakeAgentFn& make_agent,
+                      const Extensions& extensions) {
+  if (options.eval_interval <= 0) return;
+  std::unique_ptr<Agent> agent = make_agent(0);
+  std::unique_ptr<Env> probe = make_env(0, /*test=*/true);
+  if (!agent || !probe) return;  // TrainAgentAsync says what is wrong.
+  AsyncEvaluator::CheckHeader(
+      options.outdir,
+      ConfiguredScoreColumns(options, *probe, *agent, extensions));
+}
 
 TrainResult TrainAgentAsync(const TrainOptions& given,
                             const MakeEnvFn& make_env,

@@ -54,6 +54,22 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
                             std::ostream* log = nullptr,
                             const Extensions& extensions = {});
 
+// scores.txt's columns after the fixed ones: the agent's statistics, then
+// each extension's, once each extension is configured with `options` and
+// `probe` (an evaluation environment).
+std::vector<std::string> ConfiguredScoreColumns(const TrainOptions& options,
+                                                Env& probe, Agent& agent,
+                                                const Extensions& extensions);
+
+// Throws std::invalid_argument when options.outdir holds a scores.txt whose
+// header is not the one this run would write (AsyncEvaluator::CheckHeader).
+// TrainAgentAsync checks it before it writes anything; a program that
+// writes files of its own into a resumed run folder calls this first.
+// Builds an agent and an environment; configures the extensions.
+void CheckScoresTable(const TrainOptions& options, const MakeEnvFn& make_env,
+                      const MakeAgentFn& make_agent,
+                      const Extensions& extensions);
+
 }  // namespace asyncrl
 
 #endif  // ASYNCRL_EXPERIMENTS_TRAIN_AGENT_ASYNC_H_

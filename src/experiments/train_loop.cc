@@ -10,6 +10,7 @@
 #include "asyncrl/experiments/snapshot.h"
 #include "asyncrl/misc/check.h"
 #include "asyncrl/misc/logging.h"
+#include "asyncrl/misc/platform/process_group.h"
 #include "asyncrl/misc/seeding.h"
 #include "asyncrl/misc/timers.h"
 
@@ -291,6 +292,7 @@ class Worker {
         ScopedTimer timer("env_step");
         r = env.Step(actions[j]);
       }
+      ReportWorkerProgress();
       ++rows_.len[j];
       ++local_steps_;
       rows_.returns[j] += r.reward;
@@ -321,6 +323,7 @@ class Worker {
     ScopedTimer timer("agent");
     learner.Observe({rows_.next.data(), active * rows_.obs_size}, rows_.rewards,
                     rows_.terminal, rows_.episode_end, end_rollout);
+    ReportWorkerProgress();
   }
 
   // Counts the episodes that ended (saving <steps>_finish/ at the last

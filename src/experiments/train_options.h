@@ -58,8 +58,13 @@ struct TrainOptions {
   // keeping the newest keep_checkpoints of them.
   int64_t checkpoint_interval = 0;
   int keep_checkpoints = 5;
-  // Workers get this long to stop by themselves before SIGKILL.
+  // Workers get this long to stop by themselves before SIGKILL; once the
+  // step budget is spent, a worker that makes no step (training or
+  // evaluation) for this long is killed and the run fails naming it.
   std::chrono::milliseconds grace{3000};
+  // A worker that makes no step for this long is named in a warning (it
+  // may be stopped, hung, or in an environment step that long; 0: never).
+  std::chrono::milliseconds stall_warning{120000};
   // The parent prints a status line this often (0 = never).
   std::chrono::milliseconds progress_interval{5000};
   // Write a gperftools CPU profile per process to

@@ -105,6 +105,26 @@ TEST(TrainerFaultTest, WorkerKilledFromOutsideIsReported) {
   EXPECT_TRUE(run.GroupGone());
 }
 
+// A worker that neither steps nor exits (SIGSTOP) used to hold the run for
+// ever once the other had spent the steps. It is killed after the grace
+// and the run fails naming it, keeping the finished run's checkpoint and
+// saving _except/ at the last step.
+TEST(TrainerFaultTest, AWorkerThatNeverEndsIsKilledOnceTheStepsAreSpent) {
+  TempDir dir("stopped_worker");
+  Spawned run({"--outdir", dir.str(), "--processes", "2", "--steps", "20000",
+               "--eval-interval", "0", "--quiet"},
+              "worker=1,step=50,kind=stop");
+  EXPECT_EQ(run.Finish(), 1) << run.output();
+  EXPECT_NE(run.output().find("train_a3c: worker 1 (pid "), std::string::npos)
+      << run.output();
+  EXPECT_NE(run.output().find("made no progress for"), std::string::npos)
+      << run.output();
+  const proto::Checkpoint c = ExceptCheckpoint(run);
+  EXPECT_EQ(c.global_step(), 20000);
+  EXPECT_TRUE(fs::is_directory(run.RunDir() / "20000_finish"));
+  EXPECT_TRUE(run.GroupGone());
+}
+
 class StopSignalTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(StopSignalTest, StopsCleanlyWithItsExitStatus) {
@@ -229,6 +249,49 @@ TEST(TrainerFaultTest, TwoTrainersAreNeverInOneRunFolder) {
   // Its lock went with it: the run resumes again.
   Spawned again({"--resume", checkpoint, "--steps", "3000", "--quiet"}, "");
   EXPECT_EQ(again.Finish(), 0) << again.output();
+}
+
+// A run folder this user cannot write (another owner's, or read-only) is
+// an invalid --resume: one line, exit 2 (it was 1), nothing written. As
+// root the trainer runs as nobody (setpriv) on the root-owned folder.
+TEST(TrainerFaultTest, AResumeIntoAFolderItCannotWriteExitsTwo) {
+  TempDir dir("read_only");
+  Spawned first({"--outdir", dir.str(), "--processes", "1", "--steps", "1000",
+                 "--eval-interval", "0", "--quiet"},
+                "");
+  ASSERT_EQ(first.Finish(), 0) << first.output();
+  const fs::path run = first.RunDir();
+  const auto readable = fs::perms::owner_all | fs::perms::group_read |
+                        fs::perms::group_exec | fs::perms::others_read |
+                        fs::perms::others_exec;
+  std::vector<std::string> as_other;
+  if (geteuid() == 0) {
+    fs::permissions(dir.path(), readable);
+    as_other = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+    Spawned probe({"--version"}, "", RLIM_INFINITY, as_other);
+    if (probe.Finish() != 0) {
+      GTEST_SKIP() << "nobody cannot run " << TRAIN_A3C_BIN << ": "
+                   << probe.output();
+    }
+  } else {
+    fs::permissions(run / ".lock", fs::perms::owner_read);
+    fs::permissions(run, fs::perms::owner_read | fs::perms::owner_exec);
+  }
+  const auto command_before = testing::ReadLines(run / "command.txt");
+  Spawned second({"--resume", (run / "1000_finish").string(), "--steps", "2000",
+                  "--quiet"},
+                 "", RLIM_INFINITY, as_other);
+  EXPECT_EQ(second.Finish(), 2) << second.output();
+  EXPECT_EQ(std::count(second.output().begin(), second.output().end(), '\n'), 1)
+      << second.output();
+  EXPECT_NE(second.output().find("accepted: a run folder this user can write"),
+            std::string::npos)
+      << second.output();
+  EXPECT_NE(second.output().find("Permission denied"), std::string::npos)
+      << second.output();
+  fs::permissions(run, fs::perms::owner_all);
+  EXPECT_EQ(testing::ReadLines(run / "command.txt"), command_before);
+  EXPECT_FALSE(fs::exists(run / "2000_finish"));
 }
 
 TEST(TrainerFaultTest, FullDiskWhileSavingIsReportedAndKeepsTheGoodCheckpoint) {

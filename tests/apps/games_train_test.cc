@@ -1,6 +1,7 @@
 // train_a3c on two-player games, as a user runs it: self-play with a
 // snapshot pool, per-opponent evaluation columns and ELO in scores.txt,
-// checkpoints that hold the pool and the ratings (resume continues them),
+// checkpoints that hold the pool and the ratings (resume continues them;
+// one that would change scores.txt's columns is refused),
 // --demo's table, a worker failure mid-game, and the flags' errors.
 #include <gtest/gtest.h>
 
@@ -127,6 +128,27 @@ TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
   }
   EXPECT_GE(after.rated_games(), pool.rated_games());
   EXPECT_EQ(after.next_step(), pool.next_step());
+
+  // A resume whose options change scores.txt's columns (one evaluation
+  // opponent instead of three) is refused in one line before anything is
+  // written: its rows would not fit the header (22 columns under 25).
+  const auto command_before = ReadLines(run / "command.txt");
+  const auto args_before = ReadLines(run / "args.json");
+  const auto scores_before = ReadLines(run / "scores.txt");
+  const ProcessRun changed =
+      TrainA3C("--resume " + (run / "6500_checkpoint").string() +
+               " --steps 6900 --eval-opponents random --quiet");
+  EXPECT_EQ(changed.status, 2) << changed.output;
+  ASSERT_EQ(changed.Lines().size(), 1u) << changed.output;
+  EXPECT_NE(changed.output.find("removed: win_greedy,draw_greedy,loss_greedy,"
+                                "win_minimax,draw_minimax,loss_minimax"),
+            std::string::npos)
+      << changed.output;
+  EXPECT_NE(changed.output.find("added: none"), std::string::npos)
+      << changed.output;
+  EXPECT_EQ(ReadLines(run / "command.txt"), command_before);
+  EXPECT_EQ(ReadLines(run / "args.json"), args_before);
+  EXPECT_EQ(ReadLines(run / "scores.txt"), scores_before);
 
   // --demo plays the saved agent against every opponent, both sides.
   const ProcessRun demo =

@@ -13,6 +13,7 @@ TEST(FaultSpecTest, ParsesEveryField) {
   EXPECT_EQ(s.step, 42);
   EXPECT_EQ(s.kind, FaultKind::kSegv);
   EXPECT_EQ(ParseFaultSpec("kind=kill").kind, FaultKind::kKill);
+  EXPECT_EQ(ParseFaultSpec("kind=stop").kind, FaultKind::kStop);
 }
 
 TEST(FaultSpecTest, RejectsMalformedSpecsNamingWhatIsAccepted) {

@@ -223,6 +223,21 @@ INSTANTIATE_TEST_SUITE_P(
                   "test.yaml:3: parameter 'a': sampler_type must be a name"}),
     [](const auto& info) { return "case" + std::to_string(info.index); });
 
+// yaml-cpp stops at 2000 levels with the message "bad file": the error
+// says what is wrong instead.
+TEST(CurriculumParseTest, DeepNestingIsNamedAsSuch) {
+  const std::string text =
+      "a: " + std::string(100000, '[') + std::string(100000, ']') + "\n";
+  try {
+    Curriculum::Parse(text, "deep.yaml");
+    ADD_FAILURE() << "parsed";
+  } catch (const CurriculumError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("deep.yaml:1: nested too deeply", 0),
+              0u)
+        << e.what();
+  }
+}
+
 TEST(CurriculumParseTest, AMissingFileIsACurriculumError) {
   EXPECT_THROW(Curriculum::Load("/nonexistent/curriculum.yaml"),
                CurriculumError);

@@ -225,6 +225,42 @@ std::string ReadFile(const std::filesystem::path& path) {
                      std::istreambuf_iterator<char>());
 }
 
+// Other columns than the table's (a resume with other evaluation
+// opponents): refused, naming what was added and removed, and the table
+// is left as it was; the same columns, or a header an earlier run cut
+// before its end, are accepted.
+TEST_F(AsyncEvaluatorTest, AHeaderOfOtherColumnsIsRefusedAndKept) {
+  AsyncEvaluator::WriteHeader(options_.outdir, {"calls", "win_random"});
+  const std::filesystem::path scores = dir_.path() / "scores.txt";
+  const std::string before = ReadFile(scores);
+  auto refusal = [this](const std::vector<std::string>& columns) {
+    try {
+      AsyncEvaluator::WriteHeader(options_.outdir, columns);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string more = refusal({"calls", "win_random", "win_greedy"});
+  EXPECT_NE(more.find("has 10 columns and this run would append rows of 11 "
+                      "(added: win_greedy; removed: none)"),
+            std::string::npos)
+      << more;
+  EXPECT_NE(refusal({"calls"}).find("(added: none; removed: win_random)"),
+            std::string::npos);
+  EXPECT_NE(refusal({"win_random", "calls"}).find("; reordered"),
+            std::string::npos);
+  EXPECT_EQ(ReadFile(scores), before);
+  EXPECT_EQ(refusal({"calls", "win_random"}), "accepted");
+  EXPECT_EQ(ReadFile(scores), before);
+  // A header cut before its end is rewritten whole, whatever it held.
+  std::ofstream(scores, std::ios::trunc) << "steps\tepisodes\tela";
+  EXPECT_EQ(refusal({"calls", "win_greedy"}), "accepted");
+  EXPECT_EQ(ReadLines(scores).at(0),
+            "steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin\tcalls\t"
+            "win_greedy");
+}
+
 // A row that cannot be written whole (a file-size limit 10 bytes past the
 // table, in a child process) leaves the table as it was, and the error is
 // the system's own, not "No space left on device".

@@ -29,7 +29,7 @@ class LowestLegalAgent final : public Agent {
   explicit LowestLegalAgent(int64_t actions) : actions_(actions) {}
   std::string Type() const override { return "lowest-legal"; }
   Action Act(FloatView obs) override {
-    ++acts_;
+    if (++acts_ == raise_at_ && flag_ != nullptr) flag_->store(1);
     for (int64_t a = 0; a < actions_; ++a) {
       if (obs[obs.size - actions_ + a] != 0) return Action::Discrete(a);
     }
@@ -49,10 +49,17 @@ class LowestLegalAgent final : public Agent {
 
   int64_t acts() const { return acts_; }
   float bound_first() const { return bound_first_; }
+  // Raises `flag` at the act-th Act (a stop request mid-evaluation).
+  void RaiseAt(int64_t act, std::atomic<int32_t>* flag) {
+    raise_at_ = act;
+    flag_ = flag;
+  }
 
  private:
   int64_t actions_;
   int64_t acts_ = 0;
+  int64_t raise_at_ = 0;
+  std::atomic<int32_t>* flag_ = nullptr;
   float bound_first_ = -1;
 };
 
@@ -444,6 +451,22 @@ TEST(PlayAgainstOpponentsTest, PlaysEachOpponentOnBothSidesEqually) {
   }
   EXPECT_EQ(records[1].wins[0] + records[1].wins[1], 0);  // Perfect play.
   EXPECT_GT(records[0].wins[0] + records[0].wins[1], 0);
+}
+
+// A stop request mid-evaluation ends the play at the next move (it used to
+// play every remaining game): the partial records come back, and the
+// evaluator writes no row from them.
+TEST(PlayAgainstOpponentsTest, AStopRequestEndsThePlayAtTheNextMove) {
+  SelfPlayEnv env(DefaultGameRegistry().Make("TicTacToe"));
+  env.Reset(4);
+  LowestLegalAgent agent(9);
+  std::atomic<int32_t> stop{0};
+  agent.RaiseAt(7, &stop);
+  const std::vector<OpponentRecord> records =
+      PlayAgainstOpponents(agent, env, {"random", "minimax"}, 40, &stop);
+  EXPECT_EQ(agent.acts(), 7);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_LT(records[0].Games(), 40);
 }
 
 TEST(SelfPlayOptionsTest, InvalidOptionsNameTheField) {

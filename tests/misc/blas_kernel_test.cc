@@ -2,12 +2,19 @@
 // CPU, the decision (only OpenBLAS's own generic choice on a wider CPU is
 // replaced; a user's OPENBLAS_CORETYPE, another BLAS and a second start
 // are left alone), and a real restart: train_a3c started on the generic
-// Prescott kernels ends on the widest one this CPU runs.
+// Prescott kernels ends on the widest one this CPU runs. OpenBLAS's work
+// buffer: taken up front, or a one-line error where OpenBLAS would retry
+// its allocation for ever.
 #include "asyncrl/misc/platform/blas_kernel.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <stdexcept>
 #include <string>
 
 #include "../experiments/test_helpers.h"
@@ -19,6 +26,48 @@ CpuFeatures Avx512() { return {true, true, true, true}; }
 CpuFeatures Avx2() { return {true, true, true, false}; }
 CpuFeatures AvxOnly() { return {true, false, false, false}; }
 CpuFeatures SseOnly() { return {}; }
+
+// In a child whose address space has 64 MiB to spare, fewer than the
+// buffer needs: ReserveBlasWorkBuffer throws a line naming the buffer and
+// the limit (OpenBLAS itself, at its first larger product, would spin).
+TEST(ReserveBlasWorkBufferTest, TooLittleAddressSpaceIsAnErrorNotAHang) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory needs RLIMIT_AS unset";
+#endif
+  if (CurrentBlasKernel().empty()) GTEST_SKIP() << "the BLAS is not OpenBLAS";
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    size_t pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const rlim_t size =
+        pages * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t{64} << 20);
+    const rlimit limit{size, size};
+    if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(5);
+    try {
+      ReserveBlasWorkBuffer();
+      _exit(3);  // It found the memory after all.
+    } catch (const std::runtime_error& e) {
+      const std::string m = e.what();
+      const bool ok = m.find("OpenBLAS's work buffer") != std::string::npos &&
+                      m.find("ulimit -v " + std::to_string(size / 1024)) !=
+                          std::string::npos &&
+                      m.find('\n') == std::string::npos;
+      _exit(ok ? 0 : 4);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "3: no error, 4: the message lacks what it should name, "
+         "5: setrlimit failed";
+}
+
+TEST(ReserveBlasWorkBufferTest, WithRoomItTakesTheBufferOnce) {
+  EXPECT_NO_THROW(ReserveBlasWorkBuffer());
+  EXPECT_NO_THROW(ReserveBlasWorkBuffer());
+}
 
 TEST(BlasKernelTest, TiersFollowTheKernelsInstructionSets) {
   EXPECT_EQ(KernelTier("Prescott"), 1);

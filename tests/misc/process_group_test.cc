@@ -1,6 +1,7 @@
 // The worker process group and the shared region, exercised through real
 // forks: counters under contention, failures by exception and by signal,
-// SIGINT to the parent, and workers that ignore the stop flag.
+// SIGINT to the parent, workers that ignore the stop flag, and workers that
+// stop making progress.
 #include "asyncrl/misc/platform/process_group.h"
 
 #include <gtest/gtest.h>
@@ -140,6 +141,106 @@ TEST_F(ProcessGroupTest, StopFlagRaisedFromOutsideStopsTheGroup) {
   EXPECT_TRUE(report.workers[1].signaled);
   EXPECT_TRUE(report.workers[1].killed_by_group);
   EXPECT_FALSE(report.workers[1].Failed());
+}
+
+// Once the work is done, a worker that makes no progress (stopped, hung)
+// is killed after the grace and fails; one that returned is not touched.
+TEST_F(ProcessGroupTest, AWorkerSilentAfterTheWorkIsDoneIsKilledAndFails) {
+  auto& control = region_.control();
+  ProcessGroupOptions options = Options(2);
+  options.grace = std::chrono::milliseconds(200);
+  options.tick_interval = std::chrono::milliseconds(10);
+  options.work_done = [&control] { return control.training_done.load() != 0; };
+  GroupReport report = RunProcessGroup(options, [&](int idx) {
+    ReportWorkerProgress();
+    if (idx == 0) {
+      control.training_done.store(1);
+      return;
+    }
+    while (true) pause();  // Neither progresses nor looks at any flag.
+  });
+  EXPECT_EQ(report.first_failure, 1);
+  EXPECT_FALSE(report.workers[0].Failed());
+  EXPECT_EQ(report.workers[0].exit_code, 0);
+  const WorkerEnd& silent = report.workers[1];
+  EXPECT_TRUE(silent.stalled);
+  EXPECT_TRUE(silent.Failed());
+  EXPECT_EQ(silent.signal, SIGKILL);
+  EXPECT_GE(silent.stalled_for, options.grace);
+  EXPECT_NE(
+      silent.Describe().find("worker 1 (pid " + std::to_string(silent.pid) +
+                             ") made no progress for "),
+      std::string::npos)
+      << silent.Describe();
+  EXPECT_NE(silent.Describe().find("after the work was done"),
+            std::string::npos)
+      << silent.Describe();
+}
+
+// A worker still busy when the work is done (an evaluation, a save) goes
+// on as long as it makes progress, well past the grace: it runs until the
+// parent has ticked 30 times after the work was done (at least 300 ms,
+// grace 100 ms).
+TEST_F(ProcessGroupTest, AWorkerProgressingAfterTheWorkIsDoneIsLeftToFinish) {
+  auto& control = region_.control();
+  ProcessGroupOptions options = Options(2);
+  options.grace = std::chrono::milliseconds(100);
+  options.tick_interval = std::chrono::milliseconds(10);
+  std::atomic<int64_t>& ticks = control.episodes;  // Shared with workers.
+  options.work_done = [&control] { return control.training_done.load() != 0; };
+  options.on_tick = [&control, &ticks] {
+    if (control.training_done.load() != 0) ticks.fetch_add(1);
+  };
+  GroupReport report = RunProcessGroup(options, [&](int idx) {
+    if (idx == 0) {
+      control.training_done.store(1);
+      return;
+    }
+    while (ticks.load() < 30) ReportWorkerProgress();
+  });
+  EXPECT_TRUE(report.Ok());
+  EXPECT_FALSE(report.workers[1].stalled);
+  EXPECT_EQ(report.workers[1].exit_code, 0);
+  EXPECT_FALSE(report.workers[1].signaled);
+}
+
+// A worker that made progress and then none for stall_warning is named
+// once; one that never started is not watched. Here the warning's handler
+// ends the run by raising the stop flag.
+TEST_F(ProcessGroupTest, AQuietWorkerIsNamedOnceWhileTheGroupRuns) {
+  ProcessGroupOptions options = Options(2);
+  options.tick_interval = std::chrono::milliseconds(10);
+  options.stall_warning = std::chrono::milliseconds(50);
+  std::vector<int> named;
+  options.on_stall = [&](int idx, pid_t, std::chrono::milliseconds idle) {
+    named.push_back(idx);
+    EXPECT_GE(idle, std::chrono::milliseconds(50));
+    StoreAndWakeAll(region_.control().stop, 1);
+  };
+  GroupReport report = RunProcessGroup(options, [&](int idx) {
+    if (idx == 1) ReportWorkerProgress();
+    WaitForStop();
+  });
+  EXPECT_TRUE(report.Ok());
+  EXPECT_EQ(named, std::vector<int>{1});
+}
+
+TEST(ProgressWatchTest, IdleRunsFromTheLastChangeAndNotBeforeSince) {
+  using Clock = ProgressWatch::Clock;
+  const Clock::time_point t0{};
+  const auto ms = [](int n) { return std::chrono::milliseconds(n); };
+  ProgressWatch watch(2, t0);
+  EXPECT_FALSE(watch.Started(0));
+  EXPECT_EQ(watch.Idle(0, t0 + ms(40)), ms(40));  // Idle since the start.
+  watch.Observe(0, 5, t0 + ms(100));
+  EXPECT_TRUE(watch.Started(0));
+  watch.Observe(0, 5, t0 + ms(150));  // No change: still idle since 100.
+  EXPECT_EQ(watch.Idle(0, t0 + ms(180)), ms(80));
+  EXPECT_EQ(watch.Idle(0, t0 + ms(180), t0 + ms(160)), ms(20));
+  EXPECT_EQ(watch.Idle(0, t0 + ms(180), t0 + ms(300)), ms(0));
+  watch.Observe(0, 6, t0 + ms(200));
+  EXPECT_EQ(watch.Idle(0, t0 + ms(200)), ms(0));
+  EXPECT_FALSE(watch.Started(1));
 }
 
 TEST_F(ProcessGroupTest, NonPositiveWorkerCountIsRejected) {

@@ -1,6 +1,7 @@
 // Reading a curriculum file: ML-Agents' environment_parameters YAML
 // (samplers, curricula, completion criteria) into a Curriculum, every error
 // "SOURCE:LINE: what". What the curriculum does is curriculum.cc.
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
@@ -261,6 +262,12 @@ Curriculum Curriculum::Parse(const std::string& text,
       curriculum.parameters.push_back(reader.ReadParameter(name, item.second));
     }
     return curriculum;
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own message for it is "bad file".
+    throw CurriculumError(source + ":" + std::to_string(e.mark.line + 1) +
+                          ": nested too deeply (more than " +
+                          std::to_string(e.depth() - 1) +
+                          " levels of brackets or indentation)");
   } catch (const YAML::Exception& e) {
     throw CurriculumError(source + ":" + std::to_string(e.mark.line + 1) +
                           ": " + e.msg);

@@ -10,6 +10,7 @@
 
 #include "asyncrl/misc/check.h"
 #include "asyncrl/misc/logging.h"
+#include "asyncrl/misc/platform/process_group.h"
 #include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
@@ -358,7 +359,10 @@ double OpponentRecord::LossRate() const {
 
 std::vector<OpponentRecord> PlayAgainstOpponents(
     Agent& agent, SelfPlayEnv& env, const std::vector<std::string>& opponents,
-    int64_t games) {
+    int64_t games, const std::atomic<int32_t>* stop) {
+  auto stopped = [stop] {
+    return stop != nullptr && stop->load(std::memory_order_relaxed) != 0;
+  };
   std::vector<OpponentRecord> records;
   for (const std::string& name : opponents) {
     OpponentRecord record;
@@ -370,7 +374,14 @@ std::vector<OpponentRecord> PlayAgainstOpponents(
       FloatView obs = env.Reset();
       StepResult r;
       do {
+        if (stopped()) {
+          agent.StopEpisode();
+          records.push_back(std::move(record));
+          env.SetLearnerSide(LearnerSide::kAlternate);
+          return records;
+        }
         r = env.Step(agent.Act(obs));
+        ReportWorkerProgress();
         obs = r.observation;
       } while (!r.Done());
       agent.StopEpisode();

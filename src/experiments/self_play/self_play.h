@@ -206,10 +206,12 @@ struct OpponentRecord {
 // of `agent` (Agent::Act) against each opponent on `env`'s game. Leaves
 // `env` playing the last opponent with sides alternating, its provider
 // and opponent mix off (SetFixedOpponent): meant for evaluation
-// environments, not training ones.
+// environments, not training ones. A raised `stop` (the run's stop flag)
+// ends the play at the next move: the records are then partial (the
+// caller discards them).
 std::vector<OpponentRecord> PlayAgainstOpponents(
     Agent& agent, SelfPlayEnv& env, const std::vector<std::string>& opponents,
-    int64_t games);
+    int64_t games, const std::atomic<int32_t>* stop = nullptr);
 
 }  // namespace asyncrl
 

@@ -102,8 +102,8 @@ std::optional<std::vector<double>> SelfPlayExtension::Evaluate(
     std::vector<std::string>* cells) {
   SelfPlayEnv* game = FindSelfPlayEnv(env);
   if (!active() || game == nullptr) return std::nullopt;
-  const std::vector<OpponentRecord> records =
-      PlayAgainstOpponents(agent, *game, opponents_, eval_games_);
+  const std::vector<OpponentRecord> records = PlayAgainstOpponents(
+      agent, *game, opponents_, eval_games_, &control_->stop);
   for (const OpponentRecord& r : records) {
     cells->push_back(FormatCell(r.WinRate()));
     cells->push_back(FormatCell(r.DrawRate()));

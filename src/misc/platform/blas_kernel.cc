@@ -4,11 +4,14 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "asyncrl/misc/logging.h"
@@ -124,6 +127,49 @@ std::string CurrentBlasKernel() {
   if (name == nullptr) return "";
   const char* core = name();
   return core != nullptr ? core : "";
+}
+
+std::string AddressSpaceLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return "unlimited";
+  }
+  return std::to_string(limit.rlim_cur) + " bytes (ulimit -v " +
+         std::to_string(limit.rlim_cur / 1024) + ")";
+}
+
+void ReserveBlasWorkBuffer() {
+  static bool reserved = false;
+  if (reserved || CurrentBlasKernel().empty()) return;
+  // OpenBLAS's x86-64 BUFFER_SIZE (32 << 22) and its alignment page, as it
+  // asks malloc for them, with a margin for what else may be mapped first.
+  constexpr size_t kBuffer = (size_t{32} << 22) + 4096;
+  constexpr size_t kMargin = size_t{8} << 20;
+  void* probe = std::malloc(kBuffer + kMargin);
+  if (probe == nullptr) {
+    throw std::runtime_error(
+        "cannot allocate OpenBLAS's work buffer (" + std::to_string(kBuffer) +
+        " bytes, with " + std::to_string(kMargin) +
+        " to spare): " + std::strerror(ENOMEM) + "; address-space limit " +
+        AddressSpaceLimit() + ": raise it (ulimit -v) or free memory");
+  }
+  std::free(probe);
+  // A product too large for OpenBLAS's small-matrix kernels: it takes the
+  // buffer from its allocator and keeps it for the life of the process.
+  using Sgemm =
+      void (*)(const char*, const char*, const int*, const int*, const int*,
+               const float*, const float*, const int*, const float*, const int*,
+               const float*, float*, const int*);
+  auto* sgemm = reinterpret_cast<Sgemm>(dlsym(RTLD_DEFAULT, "sgemm_"));
+  if (sgemm != nullptr) {
+    constexpr int kN = 256;
+    std::vector<float> a(kN * kN, 0.0f), c(kN * kN, 0.0f);
+    const float one = 1.0f, zero = 0.0f;
+    const int n = kN;
+    sgemm("N", "N", &n, &n, &n, &one, a.data(), &n, a.data(), &n, &zero,
+          c.data(), &n);
+  }
+  reserved = true;
 }
 
 void EnsureBestBlasKernel(int argc, const char* const* argv) {

@@ -67,6 +67,20 @@ std::string CurrentBlasKernel();
 // OPENBLAS_CORETYPE count as OpenBLAS's own generic choice, not the user's.
 void EnsureBestBlasKernel(int argc, const char* const* argv);
 
+// OpenBLAS (0.3.21) takes a work buffer of about 128 MiB at its first
+// larger product and, when that allocation fails (e.g. under `ulimit -v`),
+// retries for ever at full CPU. This has it taken now, in the calling
+// process, so that workers forked later inherit it: call before fork, once
+// threads are limited (ConfigureTorchForFork does). Throws
+// std::runtime_error naming the size and the address-space limit when the
+// memory cannot be had. Does nothing for a BLAS other than OpenBLAS, or
+// when this process has done it already.
+void ReserveBlasWorkBuffer();
+
+// The address-space limit (RLIMIT_AS) in words: "unlimited", or
+// "681574400 bytes (ulimit -v 665600)".
+std::string AddressSpaceLimit();
+
 }  // namespace asyncrl
 
 #endif  // ASYNCRL_MISC_PLATFORM_BLAS_KERNEL_H_
