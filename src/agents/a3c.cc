@@ -15,7 +15,6 @@ namespace asyncrl {
 
 void A3COptions::Validate() const {
   ActorCriticOptions::Validate();
-  Require(gamma >= 0 && gamma <= 1, "gamma", gamma, "a number in [0, 1]");
   Require(std::isfinite(beta) && beta >= 0, "beta", beta,
           "a finite number >= 0");
   Require(std::isfinite(pi_loss_coef) && pi_loss_coef >= 0, "pi_loss_coef",
@@ -99,6 +98,15 @@ FlagSpecs A3COptions::Flags() {
       {"normalize-observations-clip",
        "clip normalized observations to [-this, this], > 0",
        &normalize_observations_clip},
+      {"normalize-rewards",
+       "divide the rewards the learner sees by the running standard "
+       "deviation of the discounted return, shared by the run's workers, as "
+       "VecNormalize does (scores and metrics stay in the environment's "
+       "units; stored in checkpoints)",
+       &normalize_rewards},
+      {"normalize-rewards-clip",
+       "clip normalized rewards to [-this, this], > 0",
+       &normalize_rewards_clip},
       {"no-fast-path",
        "compute fc-softmax and fc-gaussian with LibTorch like the other "
        "archs instead of the fast path (same results to rounding, slower; "

@@ -28,7 +28,6 @@ namespace asyncrl {
 // The reference's A3C options; the acting, clipping and optimizer ones are
 // ActorCriticOptions' (agents/actor_critic.h).
 struct A3COptions : ActorCriticOptions {
-  double gamma = 0.99;                   // Discount, [0, 1].
   double beta = 0.01;                    // Entropy weight, >= 0.
   double pi_loss_coef = 1.0;             // >= 0.
   double v_loss_coef = 0.5;              // >= 0.

@@ -15,6 +15,7 @@ namespace asyncrl {
 
 void ActorCriticOptions::Validate() const {
   Require(t_max >= 1, "t_max", t_max, "an integer >= 1");
+  Require(gamma >= 0 && gamma <= 1, "gamma", gamma, "a number in [0, 1]");
   // +inf clips nothing, as <= 0 does.
   Require(!std::isnan(max_grad_norm), "max_grad_norm", max_grad_norm,
           "a number (<= 0 or inf: no clipping)");
@@ -25,6 +26,9 @@ void ActorCriticOptions::Validate() const {
   Require(std::isfinite(normalize_observations_clip) &&
               normalize_observations_clip > 0,
           "normalize_observations_clip", normalize_observations_clip,
+          "a finite number > 0");
+  Require(std::isfinite(normalize_rewards_clip) && normalize_rewards_clip > 0,
+          "normalize_rewards_clip", normalize_rewards_clip,
           "a finite number > 0");
   optimizer.Validate();
 }
@@ -90,6 +94,10 @@ ActorCriticAgent::ActorCriticAgent(std::shared_ptr<ActorCriticModel> model,
         obs_size_ - action_mask_, obs_size_,
         options.normalize_observations_clip);
   }
+  if (options.normalize_rewards) {
+    reward_normalizer_ = std::make_unique<RewardNormalizer>(
+        options.gamma, options.normalize_rewards_clip);
+  }
   local_ = std::make_unique<FlatParameters>(*model_);
   if (!options.no_fast_path) {
     backend_ = MakeDenseBackend(*model_, *local_, action_mask_);
@@ -107,7 +115,11 @@ ActorCriticAgent::ActorCriticAgent(std::shared_ptr<ActorCriticModel> model,
 SharedStateSizes ActorCriticAgent::SharedSizes() const {
   SharedStateSizes sizes{local_->size(), local_->size()};
   if (normalizer_) {
-    sizes.state_bytes = static_cast<int64_t>(normalizer_->SharedBytes());
+    sizes.state_bytes += static_cast<int64_t>(normalizer_->SharedBytes());
+  }
+  if (reward_normalizer_) {
+    sizes.state_bytes +=
+        static_cast<int64_t>(reward_normalizer_->SharedBytes());
   }
   return sizes;
 }
@@ -126,8 +138,13 @@ void ActorCriticAgent::BindShared(SharedBuffers buffers, bool initialize) {
   owned_ms_ = {};
   // Without a state area (a program binding parameters only, e.g. a
   // snapshot copy) the statistics stay this agent's own.
-  if (normalizer_ && buffers.state != nullptr) {
-    normalizer_->Bind(buffers.state, initialize);
+  if (buffers.state != nullptr) {
+    auto* area = static_cast<unsigned char*>(buffers.state);
+    if (normalizer_) {
+      normalizer_->Bind(area, initialize);
+      area += normalizer_->SharedBytes();  // A multiple of 64.
+    }
+    if (reward_normalizer_) reward_normalizer_->Bind(area, initialize);
   }
   RefreshLocal();
   acting_params_updates_ = counters_->updates.load(std::memory_order_relaxed);
@@ -268,10 +285,20 @@ void ActorCriticAgent::BatchObserveAndTrain(
     return rollout_.AddBootstrap(next_obs.data + row * obs_size_, obs_size_);
   };
   const int64_t base = (rollout_.steps - 1) * k;
+  const std::vector<double>* learned = &rewards;
+  if (reward_normalizer_) {
+    scaled_rewards_.assign(rewards.begin(), rewards.end());
+    row_ended_.resize(k);
+    for (int64_t r = 0; r < k; ++r) {
+      row_ended_[r] = terminal[r] || episode_end[r];
+    }
+    reward_normalizer_->MergeAndScale(&scaled_rewards_, row_ended_);
+    learned = &scaled_rewards_;
+  }
   bool all_ended = true;
   for (int64_t r = 0; r < k; ++r) {
     const int64_t i = base + r;
-    rollout_.rewards[i] = static_cast<float>(rewards[r]);
+    rollout_.rewards[i] = static_cast<float>((*learned)[r]);
     if (terminal[r]) {
       rollout_.next[i] = Rollout::kTerminal;
     } else if (episode_end[r]) {
@@ -357,6 +384,9 @@ void ActorCriticAgent::SaveTo(proto::Checkpoint* checkpoint) const {
   if (normalizer_) {
     normalizer_->SaveTo(checkpoint->mutable_observation_statistics());
   }
+  if (reward_normalizer_) {
+    reward_normalizer_->SaveTo(checkpoint->mutable_reward_statistics());
+  }
 }
 
 void ActorCriticAgent::LoadFrom(const proto::Checkpoint& checkpoint) {
@@ -380,6 +410,16 @@ void ActorCriticAgent::LoadFrom(const proto::Checkpoint& checkpoint) {
     ReadFloatTensor(checkpoint.optimizer_state(), "ms/" + s.name, s.shape,
                     ms.data() + s.offset);
   }
+  // The return statistics, checked on a copy first: nothing changes when
+  // anything throws. A checkpoint without them (its run did not normalize
+  // rewards) starts them afresh; one with them loaded by a run that does
+  // not normalize rewards leaves them unused.
+  const bool load_rewards =
+      reward_normalizer_ && checkpoint.has_reward_statistics();
+  if (load_rewards) {
+    RewardNormalizer(common().gamma, common().normalize_rewards_clip)
+        .LoadFrom(checkpoint.reward_statistics());
+  }
   // The statistics the parameters were trained on go with them (LoadFrom
   // changes nothing when it throws).
   if (normalizer_) {
@@ -394,6 +434,9 @@ void ActorCriticAgent::LoadFrom(const proto::Checkpoint& checkpoint) {
     throw std::runtime_error(
         "checkpoint holds observation statistics: its network was trained "
         "on normalized observations (give --normalize-observations)");
+  }
+  if (load_rewards) {
+    reward_normalizer_->LoadFrom(checkpoint.reward_statistics());
   }
   std::memcpy(shared_params_, params.data(), n * sizeof(float));
   std::memcpy(shared_ms_, ms.data(), n * sizeof(float));

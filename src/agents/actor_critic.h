@@ -25,6 +25,7 @@
 #include "asyncrl/agents/models.h"
 #include "asyncrl/agents/observation_normalizer.h"
 #include "asyncrl/agents/policy_backend.h"
+#include "asyncrl/agents/reward_normalizer.h"
 #include "asyncrl/agents/rollout.h"
 #include "asyncrl/agents/shared_rmsprop.h"
 
@@ -32,6 +33,7 @@ namespace asyncrl {
 
 struct ActorCriticOptions {
   int64_t t_max = 5;                   // Steps per rollout, >= 1.
+  double gamma = 0.99;                 // Discount, [0, 1].
   bool act_deterministically = false;  // Greedy actions in Act().
   double max_grad_norm = 40.0;         // Global L2 clip; <= 0 disables.
   double average_value_decay = 0.999;
@@ -47,6 +49,13 @@ struct ActorCriticOptions {
   // only; a legal-action mask passes through.
   bool normalize_observations = false;
   double normalize_observations_clip = 10.0;  // > 0.
+  // Rewards divided by the running standard deviation of each environment
+  // row's discounted return (gamma), shared by the run's workers
+  // (agents/reward_normalizer.h), then clipped to [-clip, clip]. Only the
+  // learner sees them; what the trainer reports stays in the
+  // environment's units.
+  bool normalize_rewards = false;
+  double normalize_rewards_clip = 10.0;  // > 0.
   RmspropOptions optimizer;
   uint64_t seed = 0;  // Action sampling.
 
@@ -117,6 +126,8 @@ class ActorCriticAgent : public BatchAgent,
   bool fast_path() const { return backend_->fast(); }
   // The run's observation statistics (normalize_observations), else null.
   ObservationNormalizer* normalizer() { return normalizer_.get(); }
+  // The run's return statistics (normalize_rewards), else null.
+  RewardNormalizer* reward_normalizer() { return reward_normalizer_.get(); }
   // Recurrent models: the training state carried between steps, [K, state
   // size] row-major (empty before the first step), and Act()'s own state.
   const std::vector<float>& recurrent_state() const {
@@ -181,6 +192,9 @@ class ActorCriticAgent : public BatchAgent,
   // a recurrent model's state).
   std::unique_ptr<PolicyBackend> backend_;
   std::unique_ptr<ObservationNormalizer> normalizer_;
+  std::unique_ptr<RewardNormalizer> reward_normalizer_;
+  std::vector<double> scaled_rewards_;  // What the learner sees.
+  std::vector<uint8_t> row_ended_;      // Scratch: terminal or episode end.
   std::vector<float> normalized_;       // Observations acted on.
   std::vector<float> normalized_next_;  // Next observations (bootstrap).
   // Counts changes of the local parameters; the rollout's acting outputs

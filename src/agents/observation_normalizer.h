@@ -83,6 +83,9 @@ class ObservationNormalizer {
   void LoadFrom(const proto::RunningStatistics& in);
 
   int64_t size() const { return size_; }
+  // Element i's 1 / sqrt(var + eps) in the copy taken at the last merge or
+  // Normalize.
+  double InverseScale(int64_t i) const { return inv_scale_.at(i); }
   // Training batches not merged because an observation was not finite.
   int64_t skipped_batches() const { return skipped_batches_; }
 

@@ -372,6 +372,11 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
   if (context.a3c_agent && f.agent.normalize_observations) {
     CheckNormalizeObservations(env, f);
   }
+  if (context.a3c_agent && f.agent.normalize_rewards) {
+    Require(!f.dist.Enabled(), "normalize-rewards", true,
+            "false with --nnodes " + std::to_string(f.dist.nnodes) +
+                " (hosts do not combine return statistics)");
+  }
   return auto_arch;
 }
 

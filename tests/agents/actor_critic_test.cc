@@ -37,6 +37,8 @@ class TwoPassLearner : public ActorCriticAgent {
   std::vector<std::vector<double>> log_probs;
   std::vector<std::vector<double>> values;
   std::vector<bool> acted_with_params;
+  // The rewards of every rollout learned from, as the learner saw them.
+  std::vector<float> learned_rewards;
 
  protected:
   const ActorCriticOptions& common() const override { return options_; }
@@ -44,6 +46,8 @@ class TwoPassLearner : public ActorCriticAgent {
 
   void Learn() override {
     const int64_t n = rollout().rows();
+    learned_rewards.insert(learned_rewards.end(), rollout().rewards.begin(),
+                           rollout().rewards.begin() + n);
     for (int pass = 0; pass < 2; ++pass) {
       const float* params = local().params_data();
       acted_with_params.push_back(RolloutActedWithLocal());
@@ -71,9 +75,11 @@ class TwoPassLearner : public ActorCriticAgent {
 
 std::unique_ptr<TwoPassLearner> MakeLearner(const std::string& arch,
                                             const Space& obs, const Space& act,
-                                            bool fast, bool normalize = false) {
+                                            bool fast, bool normalize = false,
+                                            bool normalize_rewards = false) {
   torch::manual_seed(5);  // The same initial parameters for both.
   ActorCriticOptions options;
+  options.normalize_rewards = normalize_rewards;
   options.seed = 9;
   options.t_max = 4;
   options.no_fast_path = !fast;
@@ -246,6 +252,60 @@ TEST(ActorCriticNormalizeTest, CheckpointsCarryTheStatisticsAndMustMatch) {
                 normalizing->shared_params(),
                 normalizing->shared_params() + normalizing->local().size()),
             before);
+}
+
+// With normalize_rewards the learner sees each reward divided by the
+// running deviation of the discounted returns (VecNormalize, reference in
+// double; the first steps' returns barely vary, so the clip at 10 shows),
+// both normalizers share the state area, and checkpoints carry the return
+// statistics; a checkpoint without them starts them afresh.
+TEST(ActorCriticNormalizeTest, RewardsTheLearnerSeesAreScaled) {
+  ConfigureTorchForFork();
+  const Space obs = Space::Box({kObs}, -100.0f, 100.0f);
+  const Space act = Space::Discrete(3);
+  auto agent = MakeLearner("fc-softmax", obs, act, true, true, true);
+  ASSERT_NE(agent->reward_normalizer(), nullptr);
+  EXPECT_EQ(agent->SharedSizes().state_bytes,
+            static_cast<int64_t>(agent->normalizer()->SharedBytes() +
+                                 agent->reward_normalizer()->SharedBytes()));
+  constexpr int kSteps = 8;
+  constexpr int64_t kEnvs = 3;
+  Train(*agent, kSteps, kEnvs, 4);
+  // Every row's reward is 1 and no episode ends: all returns are equal.
+  double count = ObservationNormalizer::kInitialCount, mean = 0, var = 1;
+  double ret = 0;
+  std::vector<double> expected;
+  for (int t = 0; t < kSteps; ++t) {
+    ret = ret * 0.99 + 1.0;
+    const double n = kEnvs, total = count + n, delta = ret - mean;
+    var = (var * count + delta * delta * count * n / total) / total;
+    mean += delta * n / total;
+    count = total;
+    expected.push_back(std::min(1.0 / std::sqrt(var + 1e-8), 10.0));
+  }
+  ASSERT_EQ(agent->learned_rewards.size(), size_t{kSteps * kEnvs});
+  for (int t = 0; t < kSteps; ++t) {
+    for (int64_t j = 0; j < kEnvs; ++j) {
+      EXPECT_NEAR(agent->learned_rewards[t * kEnvs + j], expected[t],
+                  1e-6 * expected[t])
+          << "step " << t;
+    }
+  }
+  EXPECT_FLOAT_EQ(agent->learned_rewards.front(), 10.0f);  // Clipped.
+  EXPECT_LT(agent->learned_rewards.back(), 10.0f);
+  proto::Checkpoint checkpoint;
+  agent->SaveTo(&checkpoint);
+  ASSERT_TRUE(checkpoint.has_reward_statistics());
+  EXPECT_NEAR(checkpoint.reward_statistics().count(), count, 1e-9);
+  auto restored = MakeLearner("fc-softmax", obs, act, true, true, true);
+  restored->LoadFrom(checkpoint);
+  EXPECT_EQ(restored->reward_normalizer()->Statistics().var,
+            agent->reward_normalizer()->Statistics().var);
+  checkpoint.clear_reward_statistics();
+  auto fresh = MakeLearner("fc-softmax", obs, act, true, true, true);
+  fresh->LoadFrom(checkpoint);
+  EXPECT_EQ(fresh->reward_normalizer()->Statistics().count,
+            ObservationNormalizer::kInitialCount);
 }
 
 TEST(ActorCriticNormalizeTest, ImageObservationsAreRefused) {

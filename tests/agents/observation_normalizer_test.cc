@@ -12,18 +12,12 @@
 #include <random>
 #include <vector>
 
+#include "shared_area.h"
+
 namespace asyncrl {
 namespace {
 
-// An area as the trainer's region gives one: 64-byte aligned, zeroed.
-struct Area {
-  explicit Area(size_t bytes)
-      : memory(static_cast<unsigned char*>(std::aligned_alloc(64, bytes))) {
-    std::fill_n(memory, bytes, 0);
-  }
-  ~Area() { std::free(memory); }
-  unsigned char* memory;
-};
+using testing::Area;
 
 std::vector<float> RandomRows(int64_t rows, int64_t size, uint64_t seed) {
   std::mt19937_64 rng(seed);

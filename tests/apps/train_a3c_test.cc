@@ -585,6 +585,65 @@ TEST(TrainA3CTest, NormalizeObservationsIsRecordedCheckpointedAndGuarded) {
   }
 }
 
+// --normalize-rewards: recorded, every training row's return merged once
+// into the checkpoint's statistics, scores still in CartPole's units
+// (whole episode lengths with one evaluation episode), resumed, loaded by
+// a run without the flag, refused with --nnodes and a clip of 0.
+TEST(TrainA3CTest, NormalizeRewardsIsRecordedCheckpointedAndReportsRawScores) {
+  TempDir dir("normalize_rewards");
+  const std::string common =
+      " --env CartPole-v1 --processes 1 --eval-n-runs 1 --quiet";
+  const ProcessRun run =
+      TrainA3C("--outdir " + dir.str() + common +
+               " --normalize-rewards --steps 3000 --eval-interval 1000");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder = RunFolder(run);
+  EXPECT_EQ(RecordedOption(folder, "normalize-rewards"), "true");
+  const fs::path finish = folder / "3000_finish";
+  const proto::Checkpoint checkpoint = LoadCheckpointDir(finish.string());
+  EXPECT_FALSE(checkpoint.has_observation_statistics());
+  ASSERT_TRUE(checkpoint.has_reward_statistics());
+  EXPECT_GE(checkpoint.reward_statistics().count(), 3000);
+  EXPECT_LE(checkpoint.reward_statistics().count(), 3000 + 16);
+  const auto scores = ReadLines(folder / "scores.txt");
+  ASSERT_EQ(scores.size(), 4u);
+  for (size_t row = 1; row < scores.size(); ++row) {
+    const double mean = std::stod(testing::Split(scores[row], '\t').at(3));
+    EXPECT_EQ(mean, std::floor(mean)) << scores[row];
+    EXPECT_GE(mean, 8);
+    EXPECT_LE(mean, 500);
+  }
+  // Resumed with the recorded flag: the statistics go on growing.
+  const ProcessRun resumed =
+      TrainA3C("--resume " + finish.string() + " --steps 4000");
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_GE(LoadCheckpointDir((folder / "4000_finish").string())
+                .reward_statistics()
+                .count(),
+            4000);
+  // A run that does not normalize rewards loads the agent and leaves the
+  // statistics unused.
+  const ProcessRun raw_load =
+      TrainA3C("--outdir " + dir.str() + common +
+               " --steps 500 --eval-interval 0" + " --load " + finish.string());
+  ASSERT_EQ(raw_load.status, 0) << raw_load.output;
+  EXPECT_FALSE(LoadCheckpointDir((RunFolder(raw_load) / "500_finish").string())
+                   .has_reward_statistics());
+  for (const std::string& flags :
+       {std::string("--nnodes 2 --node-rank 0 --master-addr 127.0.0.1:29999"),
+        std::string("--normalize-rewards-clip 0")}) {
+    SCOPED_TRACE(flags);
+    const fs::path out = dir.path() / "refused";
+    const ProcessRun r =
+        TrainA3C(flags + " --normalize-rewards --outdir " + out.string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    ASSERT_EQ(r.Lines().size(), 1u) << r.output;
+    EXPECT_NE(r.output.find("--normalize-rewards"), std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
 // Steps near INT64_MAX (a --step-offset 807 steps before it): the schedule
 // is due every 100,000 steps from the offset's multiple, so nothing is due
 // before the budget ends; it used to overflow and evaluate on every step,
