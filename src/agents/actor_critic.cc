@@ -412,13 +412,21 @@ void ActorCriticAgent::LoadFrom(const proto::Checkpoint& checkpoint) {
   }
   // The return statistics, checked on a copy first: nothing changes when
   // anything throws. A checkpoint without them (its run did not normalize
-  // rewards) starts them afresh; one with them loaded by a run that does
-  // not normalize rewards leaves them unused.
+  // rewards) leaves this agent's as they are (fresh in a new run); one with
+  // them loaded by a run that does not normalize rewards leaves them
+  // unused.
   const bool load_rewards =
       reward_normalizer_ && checkpoint.has_reward_statistics();
   if (load_rewards) {
-    RewardNormalizer(common().gamma, common().normalize_rewards_clip)
-        .LoadFrom(checkpoint.reward_statistics());
+    try {
+      RewardNormalizer(common().gamma, common().normalize_rewards_clip)
+          .LoadFrom(checkpoint.reward_statistics());
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(
+          std::string("checkpoint's reward statistics (one element, the "
+                      "discounted return's): ") +
+          e.what());
+    }
   }
   // The statistics the parameters were trained on go with them (LoadFrom
   // changes nothing when it throws).

@@ -196,6 +196,8 @@ class TrainerRun {
       try {
         CheckScoresTable(resumed, EnvFactory(fault), AgentFactory(obs, act),
                          extensions);
+      } catch (const InvalidOption&) {
+        throw;  // An option an extension refuses: its own message.
       } catch (const std::invalid_argument& e) {
         throw FlagError("--resume=" + f_.resume + " is invalid: " + e.what());
       }

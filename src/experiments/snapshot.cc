@@ -7,6 +7,7 @@
 
 #include "asyncrl/misc/build_info.h"
 #include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/platform/process_group.h"
 #include "asyncrl/misc/timers.h"
 
 namespace asyncrl {
@@ -15,6 +16,9 @@ void SaveSnapshot(const Agent& agent, const ControlBlock& control,
                   const TrainOptions& options, const Extensions& extensions,
                   const std::string& dir) {
   ScopedTimer timer("checkpoint");
+  // A save after the steps are spent is progress the parent watches
+  // (ProcessGroupOptions::finish_timeout); a no-op in the parent.
+  ReportWorkerProgress();
   proto::Checkpoint checkpoint;
   checkpoint.set_agent_type(agent.Type());
   checkpoint.set_global_step(control.global_step.load());
@@ -36,6 +40,7 @@ void SaveSnapshot(const Agent& agent, const ControlBlock& control,
           .count());
   meta->set_build_revision(kBuildRevision);
   SaveCheckpointDir(checkpoint, dir);
+  ReportWorkerProgress();
 }
 
 void LoadSnapshot(const std::string& dir, LoadMode mode, Agent& agent,

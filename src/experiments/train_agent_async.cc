@@ -306,11 +306,13 @@ class Trainer {
     group.on_tick = [&monitor] { monitor.Tick(/*final_tick=*/false); };
     // Once the budget is spent (or an evaluation succeeded) every worker
     // ends within a batch, an evaluation or a save, all of which report
-    // progress: one that makes none for the grace period never will.
+    // progress: one that makes none for finish_timeout never will.
     group.work_done = [this, &control] {
       return control.global_step.load() >= options_.steps ||
              control.training_done.load() != 0;
     };
+    group.finish_timeout = std::chrono::milliseconds(
+        static_cast<int64_t>(options_.finish_timeout * 1000.0));
     group.stall_warning = options_.stall_warning;
     group.on_stall = [](int idx, pid_t pid, std::chrono::milliseconds idle) {
       Log(LogLevel::kWarning,
@@ -389,6 +391,7 @@ class Trainer {
                        &control.agent_counters, region_->agent_state()},
                       /*initialize=*/false);
     ctx.agent = agent.get();
+    ReportWorkerProgress();  // Started: watched from now on.
     for (int j = 0; j < options_.envs_per_process; ++j) {
       ctx.envs.push_back(make_env_(idx, /*test=*/false));
     }
@@ -419,6 +422,7 @@ class Trainer {
       if (StepSource* steps = part->Steps()) ctx.steps = steps;
     }
     TrainLoop(ctx);
+    ReportWorkerProgress();
     WriteStatistics(outdir_, idx, *agent);
   }
 

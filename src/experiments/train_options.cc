@@ -23,6 +23,9 @@ void TrainOptions::Validate() const {
           "seed * processes * envs_per_process < " + std::to_string(kMaxSeed));
   Require(max_episode_len >= 0, "max_episode_len", max_episode_len,
           "0 (the environment's limit) or a positive integer");
+  Require(std::isfinite(finish_timeout) && finish_timeout > 0 &&
+              finish_timeout <= 1e9,
+          "finish_timeout", finish_timeout, "a number of seconds in (0, 1e9]");
   Require(eval_interval >= 0, "eval_interval", eval_interval,
           "0 (no evaluation) or a positive integer");
   Require(eval_n_steps >= 0, "eval_n_steps", eval_n_steps,
@@ -79,6 +82,10 @@ FlagSpecs TrainOptions::Flags() {
        &checkpoint_interval},
       {"keep-checkpoints", "how many periodic checkpoints to keep",
        &keep_checkpoints},
+      {"finish-timeout",
+       "once the steps are spent, kill a worker that makes no step or save "
+       "for this many seconds and fail the run naming it",
+       &finish_timeout},
       {"profile",
        "write a CPU profile per process to profile-<process_idx>-<pid>.prof "
        "(read with google-pprof --text)",

@@ -58,10 +58,13 @@ struct TrainOptions {
   // keeping the newest keep_checkpoints of them.
   int64_t checkpoint_interval = 0;
   int keep_checkpoints = 5;
-  // Workers get this long to stop by themselves before SIGKILL; once the
-  // step budget is spent, a worker that makes no step (training or
-  // evaluation) for this long is killed and the run fails naming it.
+  // Workers get this long to stop by themselves before SIGKILL.
   std::chrono::milliseconds grace{3000};
+  // Once the step budget is spent (or an evaluation succeeded), a worker
+  // that makes no progress (a training or evaluation step, a save) for
+  // this many seconds is killed and the run fails naming it: a stopped or
+  // hung worker would otherwise hold the run for ever. > 0.
+  double finish_timeout = 60.0;
   // A worker that makes no step for this long is named in a warning (it
   // may be stopped, hung, or in an environment step that long; 0: never).
   std::chrono::milliseconds stall_warning{120000};

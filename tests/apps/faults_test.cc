@@ -105,15 +105,15 @@ TEST(TrainerFaultTest, WorkerKilledFromOutsideIsReported) {
   EXPECT_TRUE(run.GroupGone());
 }
 
-// A worker that neither steps nor exits (SIGSTOP) used to hold the run for
-// ever once the other had spent the steps. It is killed after the grace
-// and the run fails naming it, keeping the finished run's checkpoint and
-// saving _except/ at the last step.
+// A worker that neither steps nor exits (SIGSTOP at its first step) used
+// to hold the run for ever once the other had spent the steps. It is
+// killed after --finish-timeout and the run fails naming it, keeping the
+// finished run's checkpoint and saving _except/ at the last step.
 TEST(TrainerFaultTest, AWorkerThatNeverEndsIsKilledOnceTheStepsAreSpent) {
   TempDir dir("stopped_worker");
   Spawned run({"--outdir", dir.str(), "--processes", "2", "--steps", "20000",
-               "--eval-interval", "0", "--quiet"},
-              "worker=1,step=50,kind=stop");
+               "--eval-interval", "0", "--finish-timeout", "1", "--quiet"},
+              "worker=1,step=1,kind=stop");
   EXPECT_EQ(run.Finish(), 1) << run.output();
   EXPECT_NE(run.output().find("train_a3c: worker 1 (pid "), std::string::npos)
       << run.output();
@@ -268,10 +268,14 @@ TEST(TrainerFaultTest, AResumeIntoAFolderItCannotWriteExitsTwo) {
   if (geteuid() == 0) {
     fs::permissions(dir.path(), readable);
     as_other = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
-    Spawned probe({"--version"}, "", RLIM_INFINITY, as_other);
+    // Nobody must reach the run (a private TMPDIR would stop it earlier):
+    // --demo reads the checkpoint and writes nothing.
+    Spawned probe({"--demo", "--load", (run / "1000_finish").string(),
+                   "--eval-n-runs", "1"},
+                  "", RLIM_INFINITY, as_other);
     if (probe.Finish() != 0) {
-      GTEST_SKIP() << "nobody cannot run " << TRAIN_A3C_BIN << ": "
-                   << probe.output();
+      GTEST_SKIP() << "nobody cannot read the run with " << TRAIN_A3C_BIN
+                   << ": " << probe.output();
     }
   } else {
     fs::permissions(run / ".lock", fs::perms::owner_read);

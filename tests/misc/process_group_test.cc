@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <stdexcept>
 
 #include "asyncrl/experiments/shared_region.h"
@@ -144,11 +146,12 @@ TEST_F(ProcessGroupTest, StopFlagRaisedFromOutsideStopsTheGroup) {
 }
 
 // Once the work is done, a worker that makes no progress (stopped, hung)
-// is killed after the grace and fails; one that returned is not touched.
+// is killed after finish_timeout and fails; one that returned is not
+// touched.
 TEST_F(ProcessGroupTest, AWorkerSilentAfterTheWorkIsDoneIsKilledAndFails) {
   auto& control = region_.control();
   ProcessGroupOptions options = Options(2);
-  options.grace = std::chrono::milliseconds(200);
+  options.finish_timeout = std::chrono::milliseconds(200);
   options.tick_interval = std::chrono::milliseconds(10);
   options.work_done = [&control] { return control.training_done.load() != 0; };
   GroupReport report = RunProcessGroup(options, [&](int idx) {
@@ -166,7 +169,7 @@ TEST_F(ProcessGroupTest, AWorkerSilentAfterTheWorkIsDoneIsKilledAndFails) {
   EXPECT_TRUE(silent.stalled);
   EXPECT_TRUE(silent.Failed());
   EXPECT_EQ(silent.signal, SIGKILL);
-  EXPECT_GE(silent.stalled_for, options.grace);
+  EXPECT_GE(silent.stalled_for, options.finish_timeout);
   EXPECT_NE(
       silent.Describe().find("worker 1 (pid " + std::to_string(silent.pid) +
                              ") made no progress for "),
@@ -178,13 +181,13 @@ TEST_F(ProcessGroupTest, AWorkerSilentAfterTheWorkIsDoneIsKilledAndFails) {
 }
 
 // A worker still busy when the work is done (an evaluation, a save) goes
-// on as long as it makes progress, well past the grace: it runs until the
-// parent has ticked 30 times after the work was done (at least 300 ms,
-// grace 100 ms).
+// on as long as it makes progress, well past finish_timeout: it runs until
+// the parent has ticked 120 times after the work was done (at least 1.2 s;
+// finish_timeout 500 ms).
 TEST_F(ProcessGroupTest, AWorkerProgressingAfterTheWorkIsDoneIsLeftToFinish) {
   auto& control = region_.control();
   ProcessGroupOptions options = Options(2);
-  options.grace = std::chrono::milliseconds(100);
+  options.finish_timeout = std::chrono::milliseconds(500);
   options.tick_interval = std::chrono::milliseconds(10);
   std::atomic<int64_t>& ticks = control.episodes;  // Shared with workers.
   options.work_done = [&control] { return control.training_done.load() != 0; };
@@ -196,7 +199,7 @@ TEST_F(ProcessGroupTest, AWorkerProgressingAfterTheWorkIsDoneIsLeftToFinish) {
       control.training_done.store(1);
       return;
     }
-    while (ticks.load() < 30) ReportWorkerProgress();
+    while (ticks.load() < 120) ReportWorkerProgress();
   });
   EXPECT_TRUE(report.Ok());
   EXPECT_FALSE(report.workers[1].stalled);
@@ -223,6 +226,24 @@ TEST_F(ProcessGroupTest, AQuietWorkerIsNamedOnceWhileTheGroupRuns) {
   });
   EXPECT_TRUE(report.Ok());
   EXPECT_EQ(named, std::vector<int>{1});
+}
+
+// A callback that throws (here on_started) leaves no worker behind and
+// gives the caller its signal mask back.
+TEST_F(ProcessGroupTest, ACallbackThatThrowsLeavesNoWorkerBehind) {
+  ProcessGroupOptions options = Options(2);
+  options.on_started = [](const std::vector<pid_t>&) {
+    throw std::runtime_error("callback failed");
+  };
+  EXPECT_THROW(RunProcessGroup(options, [&](int) { WaitForStop(); }),
+               std::runtime_error);
+  errno = 0;
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD);
+  sigset_t mask;
+  pthread_sigmask(SIG_SETMASK, nullptr, &mask);
+  EXPECT_EQ(sigismember(&mask, SIGINT), 0);
+  EXPECT_EQ(sigismember(&mask, SIGCHLD), 0);
 }
 
 TEST(ProgressWatchTest, IdleRunsFromTheLastChangeAndNotBeforeSince) {

@@ -138,9 +138,7 @@ std::string AddressSpaceLimit() {
          std::to_string(limit.rlim_cur / 1024) + ")";
 }
 
-void ReserveBlasWorkBuffer() {
-  static bool reserved = false;
-  if (reserved || CurrentBlasKernel().empty()) return;
+void CheckBlasWorkBufferRoom() {
   // OpenBLAS's x86-64 BUFFER_SIZE (32 << 22) and its alignment page, as it
   // asks malloc for them, with a margin for what else may be mapped first.
   constexpr size_t kBuffer = (size_t{32} << 22) + 4096;
@@ -154,6 +152,12 @@ void ReserveBlasWorkBuffer() {
         AddressSpaceLimit() + ": raise it (ulimit -v) or free memory");
   }
   std::free(probe);
+}
+
+void ReserveBlasWorkBuffer() {
+  static bool reserved = false;
+  if (reserved || CurrentBlasKernel().empty()) return;
+  CheckBlasWorkBufferRoom();
   // A product too large for OpenBLAS's small-matrix kernels: it takes the
   // buffer from its allocator and keeps it for the life of the process.
   using Sgemm =

@@ -77,6 +77,10 @@ void EnsureBestBlasKernel(int argc, const char* const* argv);
 // when this process has done it already.
 void ReserveBlasWorkBuffer();
 
+// ReserveBlasWorkBuffer's check: throws its std::runtime_error when the
+// buffer's memory (with a margin) cannot be had now; else frees it again.
+void CheckBlasWorkBufferRoom();
+
 // The address-space limit (RLIMIT_AS) in words: "unlimited", or
 // "681574400 bytes (ulimit -v 665600)".
 std::string AddressSpaceLimit();

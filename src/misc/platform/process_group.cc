@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 #include <stdexcept>
 
@@ -153,9 +154,20 @@ class Supervisor {
           std::string("RunProcessGroup: cannot map the progress counters: ") +
           std::strerror(errno));
     }
-    slots_ = new (slots) ProgressSlot[n_];
+    slots_ = static_cast<ProgressSlot*>(slots);
+    std::uninitialized_default_construct_n(slots_, n_);
   }
   ~Supervisor() {
+    // Left by an exception (a callback threw): no worker outlives the
+    // group, and the caller's signal mask comes back.
+    if (blocked_ && !finished_) {
+      for (int i = 0; i < n_; ++i) {
+        if (!alive_[i]) continue;
+        kill(report_.workers[i].pid, SIGKILL);
+        waitpid(report_.workers[i].pid, nullptr, 0);
+      }
+      pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+    }
     for (int fd : message_fds_) {
       if (fd >= 0) close(fd);
     }
@@ -171,6 +183,7 @@ class Supervisor {
     sigaddset(&watched_, SIGINT);
     sigaddset(&watched_, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &watched_, &old_mask_);
+    blocked_ = true;
   }
 
   void ForkAll(const std::function<void(int)>& fn) {
@@ -244,6 +257,7 @@ class Supervisor {
   }
 
   GroupReport Finish() {
+    finished_ = true;
     sigset_t restore = old_mask_;
     if (options_.keep_stop_signals_blocked) {
       sigaddset(&restore, SIGINT);
@@ -275,8 +289,12 @@ class Supervisor {
   void AbandonStart(int i) {
     BeginStop();
     KillAlive();
-    for (int j = 0; j < i; ++j) waitpid(report_.workers[j].pid, nullptr, 0);
+    for (int j = 0; j < i; ++j) {
+      waitpid(report_.workers[j].pid, nullptr, 0);
+      alive_[j] = false;
+    }
     pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+    finished_ = true;  // Nothing left for the destructor to undo.
   }
 
   void ReapEnded() {
@@ -311,7 +329,7 @@ class Supervisor {
   }
 
   // Names a worker that has gone quiet; once the work is done, kills one
-  // that stays quiet for the grace period.
+  // that stays quiet for finish_timeout.
   void WatchProgress(Clock::time_point now) {
     for (int i = 0; i < n_; ++i) {
       if (!alive_[i]) continue;
@@ -328,9 +346,9 @@ class Supervisor {
         }
       }
       WorkerEnd& w = report_.workers[i];
-      if (!work_done_ || w.stalled) continue;
+      if (!work_done_ || stopping_ || w.stalled) continue;
       const auto quiet = watch_.Idle(i, now, work_done_at_);
-      if (quiet >= options_.grace && kill(w.pid, SIGKILL) == 0) {
+      if (quiet >= options_.finish_timeout && kill(w.pid, SIGKILL) == 0) {
         w.killed_by_group = true;
         w.stalled = true;
         w.stalled_for = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -377,6 +395,8 @@ class Supervisor {
   Clock::time_point next_tick_;
   bool work_done_ = false;
   Clock::time_point work_done_at_;
+  bool blocked_ = false;
+  bool finished_ = false;
 };
 
 }  // namespace

@@ -3,9 +3,9 @@
 // raises a shared stop flag, gives the others a grace period to finish, then
 // kills them; it returns a report of how every worker ended. Workers report
 // progress (ReportWorkerProgress); one that makes none for long is named,
-// and once the group's work is done one that makes none for the grace
-// period is killed and counts as failed (a stopped or hung process would
-// otherwise hold the run for ever).
+// and once the group's work is done one that makes none for a while is
+// killed and counts as failed (a stopped or hung process would otherwise
+// hold the run for ever).
 #ifndef ASYNCRL_MISC_PLATFORM_PROCESS_GROUP_H_
 #define ASYNCRL_MISC_PLATFORM_PROCESS_GROUP_H_
 
@@ -67,10 +67,12 @@ struct ProcessGroupOptions {
   std::chrono::milliseconds tick_interval{1000};
   // Whether the workers' work is done (e.g. the step budget is spent),
   // asked every tick; null: never. From the first true on, a worker that
-  // makes no progress (ReportWorkerProgress) for `grace` is killed and
-  // reported as stalled; the others go on (a worker may still evaluate or
-  // save). The stop flag is not raised for it.
+  // makes no progress (ReportWorkerProgress) for `finish_timeout` is
+  // killed and reported as stalled: a failure, which stops the others as
+  // any failure does. Until then the others go on (a worker may still
+  // evaluate or save). Not while the group is already stopping.
   std::function<bool()> work_done;
+  std::chrono::milliseconds finish_timeout{60000};
   // A worker that has made progress and then makes none for this long is
   // passed to on_stall, once until it makes progress again (0: never).
   std::chrono::milliseconds stall_warning{0};
