@@ -666,6 +666,22 @@ TEST(TrainA3CTest, TheEvaluationScheduleDoesNotOverflowNearTheLastStep) {
   EXPECT_EQ(lines.size(), 1u) << "rows after the header: " << lines.size() - 1;
 }
 
+// configs/acrobot.conf, the Acrobot-v1 preset (issue 26 part 5): a short
+// run of it records its settings.
+TEST(TrainA3CTest, AcrobotPresetRecordsItsSettings) {
+  TempDir dir("acrobot_preset");
+  const ProcessRun run = TrainA3C(
+      "--config " + std::string(ASYNCRL_SOURCE_DIR) + "/configs/acrobot.conf" +
+      " --outdir " + dir.str() + " --processes 1 --steps 300 --quiet");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder = RunFolder(run);
+  EXPECT_EQ(RecordedOption(folder, "env"), "Acrobot-v1");
+  EXPECT_EQ(RecordedOption(folder, "normalize-rewards"), "true");
+  EXPECT_EQ(RecordedOption(folder, "successful-score"), "-80");
+  EXPECT_TRUE(LoadCheckpointDir((folder / "300_finish").string())
+                  .has_reward_statistics());
+}
+
 // configs/chainerrl-gym.conf is the reference's gym example setting for
 // setting (issue 25: it ran 16 environments per process, the file predating
 // that default): what a run from it records, value by value.
