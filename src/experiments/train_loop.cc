@@ -292,7 +292,6 @@ class Worker {
         ScopedTimer timer("env_step");
         r = env.Step(actions[j]);
       }
-      ReportWorkerProgress();
       ++rows_.len[j];
       ++local_steps_;
       rows_.returns[j] += r.reward;
@@ -305,6 +304,7 @@ class Worker {
           !r.Done() && !Cut(rows_.len[j]) && ExtensionCuts(j);
       rows_.ended[j] = r.Done() || Cut(rows_.len[j]) || rows_.extension_cut[j];
     }
+    ReportWorkerProgress();  // Once a batch: cheap, and often enough.
   }
 
   // The agent learns from the batch. A smaller next batch starts a new
