@@ -60,6 +60,9 @@ struct RunEnd {
   std::string message;  // Empty when done.
   // Whether the parent saves <step>_except/ from the shared state.
   bool save_except = false;
+  // Nothing ran: options refused before any step (exit code 2). RunTrainer
+  // then leaves the run folder as it found it (RunFolderSnapshot).
+  bool refused = false;
   // The global step the result (and <step>_except/) records.
   int64_t step = 0;
   // Lines for the end of the run (RunTrainer prints them after

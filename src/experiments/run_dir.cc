@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -56,6 +57,64 @@ std::string TryWriteFileAtomically(const fs::path& path,
 void WriteFileAtomically(const fs::path& path, const std::string& text) {
   const std::string error = TryWriteFileAtomically(path, text);
   if (!error.empty()) throw std::runtime_error(error);
+}
+
+RunFolderSnapshot::RunFolderSnapshot(fs::path dir, bool existed)
+    : dir_(std::move(dir)), existed_(existed) {
+  if (!existed_) return;
+  constexpr std::uintmax_t kSaveUpTo = 16u << 20;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    if (!e.is_regular_file(ec)) continue;
+    File f;
+    f.size = e.file_size(ec);
+    f.mtime = e.last_write_time(ec);
+    if (f.size <= kSaveUpTo) {
+      std::ifstream in(e.path(), std::ios::binary);
+      f.content.assign(std::istreambuf_iterator<char>(in),
+                       std::istreambuf_iterator<char>());
+      f.saved = static_cast<bool>(in) || in.eof();
+    }
+    files_[e.path().filename().string()] = std::move(f);
+  }
+}
+
+std::string RunFolderSnapshot::Restore() const {
+  std::error_code ec;
+  if (!existed_) {
+    fs::remove_all(dir_, ec);
+    return ec ? "cannot remove " + dir_.string() + ": " + ec.message() : "";
+  }
+  std::string problems;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    if (!e.is_regular_file(ec)) continue;
+    const std::string name = e.path().filename().string();
+    // The lock this run holds (released after Restore) stays as it is.
+    if (name == fs::path(LockPath(dir_.string())).filename()) continue;
+    const auto was = files_.find(name);
+    std::string problem;
+    if (was == files_.end()) {
+      if (!fs::remove(e.path(), ec)) problem = ec.message();
+    } else if (was->second.saved &&
+               (e.file_size(ec) != was->second.size ||
+                e.last_write_time(ec) != was->second.mtime)) {
+      problem = TryWriteFileAtomically(e.path(), was->second.content);
+    }
+    if (!problem.empty()) {
+      problems += (problems.empty() ? "" : "; ") + name + ": " + problem;
+    }
+  }
+  // And the ones removed since (a run starting removes its workers' old
+  // statistics).
+  for (const auto& [name, was] : files_) {
+    if (!was.saved || fs::exists(dir_ / name, ec)) continue;
+    const std::string problem =
+        TryWriteFileAtomically(dir_ / name, was.content);
+    if (!problem.empty()) {
+      problems += (problems.empty() ? "" : "; ") + name + ": " + problem;
+    }
+  }
+  return problems;
 }
 
 RunLock::RunLock(const fs::path& dir) {

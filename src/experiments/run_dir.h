@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -49,6 +50,31 @@ class RunLock {
 
  private:
   int fd_ = -1;
+};
+
+// A run folder's top-level files as a run found them, so that a run refused
+// before it trained (TrainResult::refused: the hosts' options differ) can
+// leave the folder as it was: Restore() removes a folder that was new,
+// else the files added since and rewrites the changed and removed ones (up
+// to 16 MiB each; a larger one, which no refused run writes, is left as it
+// is).
+class RunFolderSnapshot {
+ public:
+  // `existed`: false for a folder this run creates (Restore removes it).
+  RunFolderSnapshot(std::filesystem::path dir, bool existed);
+  // Returns "" or what could not be restored, as one line.
+  std::string Restore() const;
+
+ private:
+  struct File {
+    std::uintmax_t size = 0;
+    std::filesystem::file_time_type mtime;
+    bool saved = false;
+    std::string content;
+  };
+  std::filesystem::path dir_;
+  bool existed_;
+  std::map<std::string, File> files_;
 };
 
 // What() names the folder and the pid of the trainer that holds it.

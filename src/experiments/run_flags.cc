@@ -428,7 +428,10 @@ void ValidateStructs(RunFlags& f) {
   t.outdir = f.outdir;  // The run directory is chosen later.
   t.Validate();
   f.dist.Validate();
-  if (f.dist.Enabled()) f.dist.ValidateWith(t);
+  if (f.dist.Enabled()) {
+    f.dist.ValidateWith(t);
+    f.dist.CheckResolves();
+  }
   if (f.curriculum) f.curriculum->Validate();
   f.self_play.Validate();
   f.agent.Validate();

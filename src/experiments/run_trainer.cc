@@ -202,6 +202,12 @@ class TrainerRun {
         throw FlagError("--resume=" + f_.resume + " is invalid: " + e.what());
       }
     }
+    // The folder as it is now, for a run refused before it trains.
+    const RunFolderSnapshot before(
+        f_.resume.empty() ? fs::path() : fs::path(f_.resume_run),
+        !f_.resume.empty());
+    std::error_code ec;
+    const bool outdir_existed = fs::exists(f_.outdir, ec);
     std::unique_ptr<RunLock> lock;
     const fs::path run = OpenRunFolder(argc, argv, &lock);
 
@@ -215,9 +221,27 @@ class TrainerRun {
       hooks.push_back(
           LinearLearningRateDecay(f_.agent.optimizer.lr, 0.0, options.steps));
     }
-    const TrainResult result =
+    TrainResult result =
         TrainAgentAsync(options, EnvFactory(fault), AgentFactory(obs, act),
                         hooks, &std::cout, extensions);
+    if (result.refused) {
+      const std::string problem =
+          (f_.resume.empty() ? RunFolderSnapshot(run, false) : before)
+              .Restore();
+      lock.reset();
+      // --outdir too, when this run created it and nothing else is in it.
+      if (f_.resume.empty() && !outdir_existed) fs::remove(f_.outdir, ec);
+      if (problem.empty() && f_.resume.empty()) {
+        result.message +=
+            "; nothing was trained: " + run.string() + " was removed";
+      } else if (problem.empty()) {
+        result.message +=
+            "; nothing was trained: " + run.string() + " is as it was";
+      } else {
+        result.message +=
+            "; leaving " + run.string() + " as it was failed: " + problem;
+      }
+    }
     return Report(result, run);
   }
 

@@ -456,6 +456,7 @@ class Trainer {
     result_.exit_code = end.exit_code;
     result_.message = end.message;
     result_.notes = end.notes;
+    result_.refused = end.refused;
     if (!end.save_except) return result_;
     control.global_step.store(end.step);
     result_.global_step = end.step;

@@ -30,6 +30,8 @@ struct TrainResult {
   int64_t global_step = 0;
   int64_t episodes = 0;
   std::string except_dir;  // Set when <t>_except/ was saved.
+  // An extension refused the run before any step (RunEnd::refused).
+  bool refused = false;
   // TensorBoard records workers dropped because the metrics pipe was full
   // (also logged as a warning at the end of the run).
   int64_t metrics_dropped = 0;

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <set>
 #include <thread>
@@ -29,6 +30,7 @@ namespace asyncrl {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ReadFile;
 using testing::Spawned;
 using testing::TempDir;
 
@@ -177,6 +179,151 @@ TEST(HostsFailureTest, DifferentOptionsAreRefusedBeforeTraining) {
       << rank0.output();
   EXPECT_TRUE(SavedDir(rank0).empty());
   EXPECT_TRUE(SavedDir(rank1).empty());
+  // Refused before any step: neither host leaves a run folder (nor the
+  // --outdir it created for it).
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_FALSE(fs::exists(dir.path() / ("rank" + std::to_string(r))));
+  }
+  EXPECT_NE(rank1.output().find("; nothing was trained: "), std::string::npos);
+}
+
+TEST(HostsFailureTest, ADuplicateRankIsRefusedAndTheRunGoesOn) {
+  TempDir dir("hosts_duplicate");
+  const int port = FreePort();
+  Spawned rank0(HostArgs(dir, 2, 0, port, "20000"), "");
+  std::vector<std::string> twin = HostArgs(dir, 2, 1, port, "20000");
+  std::vector<std::unique_ptr<Spawned>> ones;
+  for (const char* outdir : {"a", "b"}) {
+    twin[1] = (dir.path() / outdir).string();
+    ones.push_back(std::make_unique<Spawned>(twin, ""));
+  }
+  EXPECT_EQ(rank0.Finish(), 0) << rank0.output();
+  // Whichever rank 1 checked in second is refused; the other trains.
+  const int codes[2] = {ones[0]->Finish(), ones[1]->Finish()};
+  ASSERT_EQ(std::min(codes[0], codes[1]), 0) << ones[0]->output();
+  ASSERT_EQ(std::max(codes[0], codes[1]), 2) << ones[1]->output();
+  const int refused = codes[0] == 2 ? 0 : 1;
+  EXPECT_NE(ones[refused]->output().find(
+                "train_a3c: rank 1: --node-rank=1 is invalid; accepted: a "
+                "rank no other host of this run has, in [0, 2) (another host "
+                "already joined as rank 1)"),
+            std::string::npos)
+      << ones[refused]->output();
+  EXPECT_FALSE(fs::exists(dir.path() / (refused == 0 ? "a" : "b")));
+  EXPECT_EQ(Digest(rank0), Digest(*ones[1 - refused]));
+  EXPECT_FALSE(Digest(rank0).empty());
+}
+
+TEST(HostsFailureTest, APortInUseOnRankZerosMachineIsRefused) {
+  // Something else listens on the port (its own socket, held here).
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
+  TempDir dir("hosts_port_in_use");
+  Spawned rank0(HostArgs(dir, 2, 0, port, "1000"), "");
+  EXPECT_EQ(rank0.Finish(), 2) << rank0.output();
+  close(fd);
+  EXPECT_NE(
+      rank0.output().find(
+          "train_a3c: rank 0: --master-addr=127.0.0.1:" + std::to_string(port) +
+          " is invalid; accepted: a port free on rank 0's machine"),
+      std::string::npos)
+      << rank0.output();
+  EXPECT_FALSE(fs::exists(dir.path() / "rank0"));
+}
+
+TEST(HostsFailureTest, AnUnresolvableMasterIsRefusedBeforeAnythingIsWritten) {
+  TempDir dir("hosts_unresolvable");
+  std::vector<std::string> args = HostArgs(dir, 2, 1, FreePort(), "1000");
+  const auto master = std::find(args.begin(), args.end(), "--master-addr");
+  ASSERT_NE(master, args.end());
+  // .invalid never resolves (RFC 6761).
+  *(master + 1) = "asyncrl-test.invalid:29500";
+  Spawned rank1(args, "");
+  EXPECT_EQ(rank1.Finish(), 2) << rank1.output();
+  EXPECT_NE(rank1.output().find(
+                "train_a3c: --master-addr=asyncrl-test.invalid:29500 is "
+                "invalid; accepted: HOST:PORT whose host resolves here "
+                "(cannot resolve the master address asyncrl-test.invalid"),
+            std::string::npos)
+      << rank1.output();
+  EXPECT_FALSE(fs::exists(dir.path() / "rank1"));
+}
+
+TEST(HostsFailureTest, ARankZeroThatNeverStartsIsNamedWithoutLibraryNoise) {
+  TempDir dir("hosts_no_rank0");
+  const int port = FreePort();
+  std::vector<std::string> args = HostArgs(dir, 2, 1, port, "1000");
+  const auto timeout = std::find(args.begin(), args.end(), "--dist-timeout");
+  ASSERT_NE(timeout, args.end());
+  *(timeout + 1) = "1";
+  Spawned rank1(args, "");
+  EXPECT_EQ(rank1.Finish(), 1) << rank1.output();
+  EXPECT_NE(rank1.output().find(
+                "(nothing listens at 127.0.0.1:" + std::to_string(port) +
+                " after 1 s: rank 0 has not started, or its --master-addr "
+                "names another port)"),
+            std::string::npos)
+      << rank1.output();
+  // c10d's own log lines (glog) only at --log-level debug.
+  EXPECT_EQ(rank1.output().find("InitGoogleLogging"), std::string::npos)
+      << rank1.output();
+  EXPECT_EQ(rank1.output().find("[c10d]"), std::string::npos) << rank1.output();
+  EXPECT_TRUE(rank1.GroupGone());
+}
+
+TEST(HostsFailureTest, AConnectionThatBlocksTheStoreIsNamed) {
+  TempDir dir("hosts_stray");
+  const int port = FreePort();
+  std::vector<std::string> args0 = HostArgs(dir, 2, 0, port, "1000000000");
+  const auto timeout = std::find(args0.begin(), args0.end(), "--dist-timeout");
+  ASSERT_NE(timeout, args0.end());
+  *(timeout + 1) = "2";
+  Spawned rank0(args0, "");
+  // Once rank 0's store listens: a client that sends the first byte of a
+  // request and nothing more, and stays connected.
+  const int stray = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  bool connected = false;
+  for (int attempt = 0; attempt < 6000 && !connected; ++attempt) {
+    connected =
+        connect(stray, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    if (!connected) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  ASSERT_TRUE(connected);
+  const char zero = 0;
+  ASSERT_EQ(send(stray, &zero, 1, 0), 1);
+  std::vector<std::string> args1 = args0;
+  args1[1] = (dir.path() / "rank1").string();
+  const auto rank = std::find(args1.begin(), args1.end(), "--node-rank");
+  *(rank + 1) = "1";
+  Spawned rank1(args1, "");
+  EXPECT_EQ(rank0.Finish(), 1) << rank0.output();
+  EXPECT_EQ(rank1.Finish(), 1) << rank1.output();
+  close(stray);
+  // Rank 0 names its store, not the other host.
+  EXPECT_NE(rank0.output().find(
+                "rank 0's store at 127.0.0.1:" + std::to_string(port) +
+                " accepted the connection but did not "
+                "answer within 2 s"),
+            std::string::npos)
+      << rank0.output();
+  for (const Spawned* host : {&rank0, &rank1}) {
+    EXPECT_TRUE(host->GroupGone());
+    EXPECT_EQ(host->output().find("terminate called"), std::string::npos)
+        << host->output();
+  }
 }
 
 TEST(HostsFailureTest, AHostThatNeverComesIsReported) {
@@ -287,6 +434,42 @@ TEST(HostsTest, ResumeContinuesFromRankZerosCheckpoint) {
   EXPECT_LT(named, 160000);
   EXPECT_EQ(saved.global_step(), named);
   EXPECT_GE(std::stoll(checkpoints[1].filename().string()), 160000);
+
+  // A resume the other host refuses (its --steps differ) leaves rank 0's
+  // run folder as it was: command.txt and args.json not rewritten, no file
+  // added.
+  const fs::path run0 = first[0]->RunDir();
+  // Its files but the lock (which holds the pid of its last trainer).
+  const auto files = [&run0] {
+    std::map<std::string, std::string> out;
+    for (const auto& e : fs::directory_iterator(run0)) {
+      if (e.is_regular_file() && e.path().filename() != ".lock") {
+        out[e.path().filename()] = ReadFile(e.path());
+      }
+    }
+    return out;
+  };
+  const std::map<std::string, std::string> files_before = files();
+  {
+    const int port = FreePort();
+    Spawned rank0(
+        HostArgs(dir, 2, 0, port, "300000", {"--resume", checkpoint.string()}),
+        "");
+    Spawned rank1(HostArgs(dir, 2, 1, port, "300001"), "");
+    EXPECT_EQ(rank0.Finish(), 2) << rank0.output();
+    EXPECT_EQ(rank1.Finish(), 2) << rank1.output();
+    EXPECT_NE(rank0.output().find("is as it was"), std::string::npos)
+        << rank0.output();
+  }
+  const std::map<std::string, std::string> files_after = files();
+  std::string names_before, names_after;
+  for (const auto& [name, content] : files_before) names_before += name + " ";
+  for (const auto& [name, content] : files_after) names_after += name + " ";
+  EXPECT_EQ(names_after, names_before);
+  for (const auto& [name, content] : files_before) {
+    const auto now = files_after.find(name);
+    EXPECT_TRUE(now != files_after.end() && now->second == content) << name;
+  }
 
   // On to 300000 steps: rank 0 from its checkpoint, rank 1 from scratch (it
   // gets rank 0's state).

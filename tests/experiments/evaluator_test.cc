@@ -19,6 +19,7 @@
 namespace asyncrl {
 namespace {
 
+using testing::ReadFile;
 using testing::ReadLines;
 using testing::Split;
 using testing::TempDir;
@@ -217,12 +218,6 @@ TEST_F(AsyncEvaluatorTest, HeaderIsNotRewrittenForAnExistingFile) {
   evaluator.MaybeEvaluate(100, agent_, env);
   AsyncEvaluator::WriteHeader(options_.outdir, {"calls"});
   EXPECT_EQ(ReadLines(dir_.path() / "scores.txt").size(), 2u);
-}
-
-std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>());
 }
 
 // Other columns than the table's (a resume with other evaluation

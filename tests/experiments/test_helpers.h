@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -40,6 +41,13 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// A whole file's bytes ("" when it cannot be read).
+inline std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+}
 
 inline std::vector<std::string> ReadLines(const std::filesystem::path& p) {
   std::ifstream in(p);

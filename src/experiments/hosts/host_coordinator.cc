@@ -114,19 +114,29 @@ void HostCoordinator::Run() {
   // Rendezvous: the store (rank 0 serves it), then Gloo's full mesh.
   try {
     s.net.Connect();
+  } catch (const RendezvousRefused& e) {
+    GiveUp(2, me + ": " + e.what());
+    return;
   } catch (const std::exception& e) {
     const std::string what = FirstLine(e.what());
+    // A store that accepts and never answers is named as such, not as
+    // hosts that did not come.
     GiveUp(1, me + ": the " + std::to_string(s.options().nnodes) +
                   " hosts did not meet at " + s.options().master_addr +
                   " within --dist-timeout=" + FormatValue(s.options().timeout) +
-                  " s (" + what + ")");
+                  " s (" +
+                  (StoreWentSilent(what) ? SilentStoreMessage(s.options())
+                                         : what) +
+                  ")");
     return;
   }
   RunRounds();
   // Rank 0 keeps its store up until the others are through with it: after
   // the last average, a stop or a refusal, every host; after a lost host,
   // the ones that answered (so that none of them blames rank 0).
-  if (!lost_host_) {
+  if (store_silent_) {
+    // Nobody can count out in a store that does not answer.
+  } else if (!lost_host_) {
     s.net.Finish(exit_code_ == 0 ? s.options().timeout : 5.0, s.size());
   } else {
     s.net.Finish(3.0, s.size() - missing_);
@@ -162,6 +172,14 @@ void HostCoordinator::RunRounds() {
   } catch (const std::exception& e) {
     const std::string what = FirstLine(e.what());
     lost_host_ = true;
+    if (StoreWentSilent(what)) {
+      // No host is to blame, and the store cannot carry the news.
+      store_silent_ = true;
+      s.net.Abandon();
+      GiveUp(1, "rank " + std::to_string(s.rank()) + ": " +
+                    SilentStoreMessage(s.options()));
+      return;
+    }
     const std::string missing = s.net.Missing(what);
     missing_ = missing.empty() ? 1
                                : 1 + static_cast<int>(std::count(

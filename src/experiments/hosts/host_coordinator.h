@@ -101,8 +101,9 @@ class HostCoordinator {
   LocalEnd local_end_ = LocalEnd::kRunning;
   std::string local_why_;
   bool formed_ = false;
-  bool lost_host_ = false;  // A host stopped answering.
-  int missing_ = 0;         // How many.
+  bool lost_host_ = false;     // A host stopped answering.
+  int missing_ = 0;            // How many.
+  bool store_silent_ = false;  // Rank 0's store stopped answering.
   int exit_code_ = 0;
   std::string message_;
   int64_t total_steps_ = 0;

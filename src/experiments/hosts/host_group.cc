@@ -13,6 +13,16 @@ namespace asyncrl {
 
 void HostGroup::Connect() {
   store_ = ConnectStore(options_, rank() == 0);
+  // Each rank checks in once: a second host with the same --node-rank is
+  // refused before it joins Gloo (where it would take the first one's
+  // place in the mesh and both would wait out the timeout).
+  const std::string me = std::to_string(rank());
+  if (store_->add("asyncrl/joined/" + me, 1) > 1) {
+    throw RendezvousRefused(
+        "--node-rank=" + me + " is invalid; accepted: a rank no other host " +
+        "of this run has, in [0, " + std::to_string(size()) +
+        ") (another host already joined as rank " + me + ")");
+  }
   // A host whose workers are done enters each collective at once and waits
   // there for the others' next round: up to an interval more.
   auto gloo = c10d::ProcessGroupGloo::Options::create(

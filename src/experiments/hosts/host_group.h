@@ -16,9 +16,17 @@ namespace asyncrl {
 class HostGroup {
  public:
   explicit HostGroup(const DistOptions& options) : options_(options) {}
+  // The store is left to the process's end, never destroyed: its
+  // destructor joins c10d's threads, and one parked after a reset
+  // connection (InitLibraryHandlers), or rank 0's daemon blocked on a
+  // client that sent half a request, would never be joined.
+  ~HostGroup() { (void)store_.release(); }
+  HostGroup(const HostGroup&) = delete;
+  HostGroup& operator=(const HostGroup&) = delete;
 
   // Rendezvous: the store (rank 0 serves it), then Gloo's full mesh.
-  // Throws what c10d throws.
+  // Throws RendezvousRefused for a rank another host already holds (and
+  // ConnectStore's errors), else what c10d throws.
   void Connect();
 
   const DistOptions& options() const { return options_; }

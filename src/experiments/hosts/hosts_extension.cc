@@ -6,6 +6,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "asyncrl/experiments/hosts/transport.h"
 #include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/misc/logging.h"
 
@@ -65,6 +66,7 @@ HostsExtension::HostsExtension(DistOptions options)
 void HostsExtension::AdjustOptions(TrainOptions* options) const {
   options_.Validate();
   options_.ValidateWith(*options);
+  options_.CheckResolves();
   *options = ForThisHost(*options, options_);
   if (!options_.Loopback()) {
     Log(LogLevel::kWarning,
@@ -90,6 +92,7 @@ void HostsExtension::Configure(const TrainOptions& options, Env&) {
   // would kill them silently, without <t>_except/: the write fails with
   // EPIPE instead and is reported. The workers inherit it.
   signal(SIGPIPE, SIG_IGN);
+  InitLibraryHandlers(LogEnabled(LogLevel::kDebug));
 }
 
 size_t HostsExtension::SharedBytes(const SharedStateSizes&) const {
@@ -169,8 +172,11 @@ void HostsExtension::Conclude(const GroupReport& report, RunEnd* end) {
   } else if (report.Ok()) {
     end->exit_code = c.ExitCode();
     end->message = c.Message();
-    // Refused, or the hosts never met: nothing was trained.
+    // Refused, or the hosts never met: nothing was trained. A refusal
+    // (exit 2: options that differ, a rank or port taken) leaves the run
+    // folder as it was.
     end->save_except = c.Formed() && end->exit_code != 2;
+    end->refused = end->exit_code == 2;
   } else {
     end->message = Rank() + ": " + end->message;
   }

@@ -1,6 +1,8 @@
 #include "asyncrl/experiments/hosts/hosts_options.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
 
 #include <set>
 
@@ -69,6 +71,28 @@ void DistOptions::Validate() const {
           sync_interval, "seconds in (0, 3600]");
   Require(timeout > 0 && timeout <= 86400, "dist_timeout", timeout,
           "seconds in (0, 86400]");
+}
+
+std::string DistOptions::ResolveError() const {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int error = getaddrinfo(Host().c_str(), std::to_string(Port()).c_str(),
+                                &hints, &found);
+  if (error == 0) {
+    freeaddrinfo(found);
+    return "";
+  }
+  return "cannot resolve the master address " + Host() + " (" +
+         gai_strerror(error) + ")";
+}
+
+void DistOptions::CheckResolves() const {
+  if (!Enabled()) return;
+  const std::string why = ResolveError();
+  Require(why.empty(), "master_addr", master_addr,
+          "HOST:PORT whose host resolves here (" + why + ")");
 }
 
 FlagSpecs DistOptions::Flags() {

@@ -38,6 +38,13 @@ struct DistOptions {
   bool Loopback() const;
   // Throws InvalidOption naming the field.
   void Validate() const;
+  // "" when Host() resolves here, else "cannot resolve the master address
+  // HOST (getaddrinfo's reason)".
+  std::string ResolveError() const;
+  // With several hosts: throws InvalidOption naming master_addr when
+  // ResolveError() is not "" (a lookup: run it once, before anything is
+  // written).
+  void CheckResolves() const;
   // With the trainer's options: every host's environments get seeds of
   // their own below kMaxSeed. Throws InvalidOption naming "seed".
   void ValidateWith(const TrainOptions& train) const;

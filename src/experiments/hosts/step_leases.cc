@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "asyncrl/experiments/hosts/transport.h"
 #include "asyncrl/experiments/shared_region.h"
@@ -16,6 +18,7 @@ constexpr double kLeaseSeconds = 0.05;
 }  // namespace
 
 struct StepLeases::Impl {
+  DistOptions options;
   c10::intrusive_ptr<c10d::TCPStore> store;
   int64_t steps = 0;
   int64_t next = 0;  // Numbers next+1 .. end are this worker's.
@@ -27,11 +30,13 @@ struct StepLeases::Impl {
 
 StepLeases::StepLeases(const DistOptions& options, int64_t steps)
     : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
   impl_->store = ConnectStore(options, /*server=*/false);
   impl_->steps = steps;
 }
 
-StepLeases::~StepLeases() = default;
+// The store client is left to the process's end (see ~HostGroup).
+StepLeases::~StepLeases() { (void)impl_->store.release(); }
 
 int64_t StepLeases::Claim(int64_t want, int64_t* granted) {
   Impl& s = *impl_;
@@ -56,7 +61,15 @@ int64_t StepLeases::Claim(int64_t want, int64_t* granted) {
     }
     s.leased_at = now;
     const int64_t size = s.multiple * want;
-    const int64_t after = s.store->add(kStepKey, size);
+    int64_t after = 0;
+    try {
+      after = s.store->add(kStepKey, size);
+    } catch (const std::exception& e) {
+      const std::string what = FirstLine(e.what());
+      throw std::runtime_error(
+          "a request for steps failed: " +
+          (StoreWentSilent(what) ? SilentStoreMessage(s.options) : what));
+    }
     const int64_t begin = after - size;
     if (begin >= s.steps) {
       s.exhausted = true;

@@ -1,14 +1,22 @@
 #include "asyncrl/experiments/hosts/transport.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <glog/logging.h>
 #include <netdb.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
+#include <system_error>
 
 #include "asyncrl/misc/logging.h"
+#include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
 namespace {
@@ -34,19 +42,39 @@ struct MasterAddress {
   MasterAddress& operator=(const MasterAddress&) = delete;
 };
 
-// Waits until something listens at the master address (or the timeout
-// passes).
+// Whether a TCP connection to `a` is accepted within `ms` (a black-holed
+// address would otherwise block connect() for the kernel's ~2 minutes).
+bool ConnectsWithin(const addrinfo* a, int ms) {
+  const int fd = socket(a->ai_family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  if (fd < 0) return false;
+  bool up = connect(fd, a->ai_addr, a->ai_addrlen) == 0;
+  if (!up && errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    int error = 0;
+    socklen_t len = sizeof(error);
+    up = poll(&p, 1, ms) == 1 &&
+         getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == 0 && error == 0;
+  }
+  close(fd);
+  return up;
+}
+
+// Waits until something listens at the master address; throws when the
+// timeout passes first.
 void AwaitListener(const DistOptions& options) {
   const MasterAddress master(options, SOCK_STREAM);
-  if (master.found == nullptr) return;  // TCPStore reports it.
-  const addrinfo* a = master.found;
+  if (master.found == nullptr) {
+    throw std::runtime_error(options.ResolveError());
+  }
   const auto deadline = HostClock::now() + Millis(options.timeout);
-  while (HostClock::now() < deadline) {
-    const int fd = socket(a->ai_family, SOCK_STREAM, 0);
-    if (fd < 0) break;
-    const bool up = connect(fd, a->ai_addr, a->ai_addrlen) == 0;
-    close(fd);
-    if (up) break;
+  while (!ConnectsWithin(master.found, 1000)) {
+    if (HostClock::now() >= deadline) {
+      throw std::runtime_error(
+          "nothing listens at " + options.master_addr + " after " +
+          FormatValue(options.timeout) +
+          " s: rank 0 has not started, or its --master-addr names "
+          "another port");
+    }
     usleep(10000);
   }
 }
@@ -102,7 +130,73 @@ c10::intrusive_ptr<c10d::TCPStore> ConnectStore(const DistOptions& options,
   o.isServer = server;
   o.waitWorkers = false;  // Workers' lease clients connect too.
   o.timeout = Millis(options.timeout);
-  return c10::make_intrusive<c10d::TCPStore>(options.Host(), o);
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(options.Host(), o);
+  } catch (const std::exception& e) {
+    if (server && std::string(e.what()).find("Address already in use") !=
+                      std::string::npos) {
+      throw RendezvousRefused(
+          "--master-addr=" + options.master_addr +
+          " is invalid; accepted: a port free on rank 0's machine (port " +
+          std::to_string(options.Port()) +
+          " is in use here: another run's rank 0, or another program)");
+    }
+    throw;
+  }
+}
+
+bool StoreWentSilent(const std::string& what) {
+  // c10d's words when a store request got no reply within the timeout (a
+  // connection that failed says otherwise).
+  return what.find("Socket Timeout") != std::string::npos;
+}
+
+std::string SilentStoreMessage(const DistOptions& options) {
+  return "rank 0's store at " + options.master_addr +
+         " accepted the connection but did not answer within " +
+         FormatValue(options.timeout) +
+         " s: rank 0 is stopped or overloaded, or a program that is not "
+         "one of this run's hosts blocks it (LibTorch 1.13's TCPStore "
+         "serves one request at a time and authenticates no client; "
+         "README: Several hosts)";
+}
+
+namespace {
+
+std::terminate_handler previous_terminate = nullptr;
+
+[[noreturn]] void ParkOrTerminate() {
+  if (const std::exception_ptr e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::system_error& error) {
+      const std::error_code code = error.code();
+      const bool reset = code == std::errc::connection_reset ||
+                         code == std::errc::broken_pipe ||
+                         code == std::errc::connection_aborted;
+      if (reset && gettid() != getpid()) {
+        Log(LogLevel::kDebug,
+            std::string("dist: a c10d store thread stopped: ") + error.what());
+        while (true) pause();
+      }
+    } catch (...) {
+    }
+  }
+  if (previous_terminate != nullptr) previous_terminate();
+  std::abort();
+}
+
+}  // namespace
+
+void InitLibraryHandlers(bool verbose) {
+  static std::once_flag once;
+  std::call_once(once, [verbose] {
+    previous_terminate = std::set_terminate(ParkOrTerminate);
+    if (google::IsGoogleLoggingInitialized()) return;
+    FLAGS_logtostderr = true;
+    FLAGS_minloglevel = verbose ? google::GLOG_INFO : google::GLOG_FATAL;
+    google::InitGoogleLogging("asyncrl");
+  });
 }
 
 std::shared_ptr<::gloo::transport::Device> GlooDevice(
@@ -116,8 +210,7 @@ std::shared_ptr<::gloo::transport::Device> GlooDevice(
   {
     const MasterAddress master(options, SOCK_DGRAM);
     if (master.found == nullptr) {
-      throw std::runtime_error("cannot resolve the master address " +
-                               options.Host());
+      throw std::runtime_error(options.ResolveError());
     }
     local = LocalAddressTowards(master.found);
   }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -34,11 +35,47 @@ std::string Text(const std::vector<uint8_t>& b);
 // c10d's messages carry a C++ backtrace after the first line.
 std::string FirstLine(const std::string& text);
 
-// Rank 0 serves the store (`server`); the others wait until it listens
-// (TCPStore's own client retries a refused connection only once a second)
-// and connect. Throws what c10d throws.
+// A rendezvous the user's options prevent (the master's port taken on rank
+// 0's machine, a rank another host already holds): exit 2, nothing trained.
+class RendezvousRefused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Rank 0 serves the store (`server`; a port in use is RendezvousRefused);
+// the others wait until it listens (TCPStore's own client retries a
+// refused connection only once a second) and connect: nothing listening
+// within the timeout is a std::runtime_error that says so, before c10d
+// waits a second timeout. Otherwise throws what c10d throws.
 c10::intrusive_ptr<c10d::TCPStore> ConnectStore(const DistOptions& options,
                                                 bool server);
+
+// Whether a c10d error says a store request got no reply in time: the
+// store accepted the connection and stays silent. LibTorch 1.13's TCPStore
+// serves every client from one thread and authenticates none, so one
+// connection that sends part of a request blocks it for everybody (README:
+// Several hosts); a stopped rank 0 looks the same.
+bool StoreWentSilent(const std::string& what);
+// "rank 0's store at HOST:PORT accepted the connection but did not answer
+// within N s: ..." (the message for StoreWentSilent).
+std::string SilentStoreMessage(const DistOptions& options);
+
+// Once per process, before any store or group exists (the hosts feature's
+// Configure; the workers inherit it):
+// - c10d logs through glog, which prints "Logging before
+//   InitGoogleLogging()" and its own copy of every error asyncrl reports
+//   anyway: glog is started writing to stderr, showing c10d's lines only
+//   when `verbose` (--log-level debug); left alone if the program started
+//   glog itself.
+// - Every TCPStore client of LibTorch 1.13 runs a thread for watchKey
+//   (unused here) that lets a socket error escape when rank 0's end of the
+//   connection is reset (its process ended with a request of ours unread):
+//   std::terminate would abort this host without a word to the run. Such a
+//   thread is parked instead (stores are therefore never destroyed, see
+//   ~HostGroup); the host learns of the lost store from its own next
+//   request and stops as for any lost host. Any other uncaught exception
+//   terminates as before.
+void InitLibraryHandlers(bool verbose);
 
 // The device Gloo binds: GLOO_SOCKET_IFNAME's interface (as PyTorch reads
 // it), else this machine's address on the route to the master, so that
