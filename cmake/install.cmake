@@ -24,6 +24,7 @@ set(ASYNCRL_PUBLIC_ENTRY_HEADERS
   experiments/extension.h          # TrainerExtension, WorkerExtension
   experiments/evaluator.h          # Evaluate
   agents/a3c.h                     # A3C and its options
+  agents/ppo.h                     # PPO and its options
   agents/actor_critic.h            # a new algorithm's parts
   agents/distributions.h
   agents/torch_setup.h

@@ -129,7 +129,8 @@ void StoreDemoOptions(po::variables_map& vm,
   std::vector<std::string> tokens;
   for (const char* key :
        {"env", "arch", "max-episode-len", "scale-observations",
-        "normalize-observations", "normalize-observations-clip"}) {
+        "normalize-observations", "normalize-observations-clip",
+        "algorithm"}) {
     const auto it = checkpoint.metadata().config().find(key);
     if (it == checkpoint.metadata().config().end()) continue;
     if (vm.count(key) && !vm[key].defaulted()) continue;

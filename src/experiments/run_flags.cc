@@ -102,9 +102,65 @@ void AsFlags(F validate) {
 }
 
 // Options whose change breaks a run: the network and its inputs.
+// (--algorithm is checked first, with the other algorithm's flags:
+// CheckAlgorithm.)
 const std::set<std::string> kBreaking = {"env", "arch", "scale-observations",
                                          "normalize-observations",
                                          "normalize-observations-clip"};
+
+// --algorithm, and no flag set (away from its default) that only the other
+// algorithm reads. A resume restores every recorded flag, so "set" is
+// "not at the default", not "given".
+void CheckAlgorithm(const RunFlags& f) {
+  Require(f.algorithm == "a3c" || f.algorithm == "ppo", "algorithm",
+          f.algorithm, "a3c, ppo");
+  if (!f.resume.empty()) {
+    // Said first: the other algorithm's recorded flags would be refused
+    // below with a message about them. A run recorded before --algorithm
+    // existed trained A3C.
+    const auto saved = f.resume_saved.find("algorithm");
+    const std::string before =
+        saved == f.resume_saved.end() ? "a3c" : saved->second;
+    if (before != f.algorithm) {
+      throw FlagError("--algorithm=" + f.algorithm +
+                      " is invalid; accepted: " + before +
+                      ", the resumed run's value (start a new run to change "
+                      "it)");
+    }
+  }
+  const A3COptions a3c;
+  const PPOOptions ppo;
+  const std::vector<std::pair<std::string, std::pair<std::string, std::string>>>
+      a3c_only = {
+          {"policy-target", {f.agent.policy_target, a3c.policy_target}},
+          {"value-target", {f.agent.value_target, a3c.value_target}},
+          {"vtrace-rho-bar",
+           {FormatValue(f.agent.vtrace_rho_bar),
+            FormatValue(a3c.vtrace_rho_bar)}},
+          {"vtrace-c-bar",
+           {FormatValue(f.agent.vtrace_c_bar), FormatValue(a3c.vtrace_c_bar)}},
+          {"fresh-params",
+           {FormatValue(f.agent.fresh_params), FormatValue(a3c.fresh_params)}}};
+  const std::vector<std::pair<std::string, std::pair<std::string, std::string>>>
+      ppo_only = {
+          {"epochs", {FormatValue(f.ppo.epochs), FormatValue(ppo.epochs)}},
+          {"minibatches",
+           {FormatValue(f.ppo.minibatches), FormatValue(ppo.minibatches)}},
+          {"clip-range",
+           {FormatValue(f.ppo.clip_range), FormatValue(ppo.clip_range)}},
+          {"clip-value-range",
+           {FormatValue(f.ppo.clip_value_range),
+            FormatValue(ppo.clip_value_range)}}};
+  const bool is_ppo = f.algorithm == "ppo";
+  for (const auto& [key, values] : is_ppo ? a3c_only : ppo_only) {
+    if (values.first == values.second) continue;
+    throw FlagError("--" + key + "=" + values.first +
+                    " is invalid; accepted: " + values.second +
+                    " (the default) with --algorithm " + f.algorithm +
+                    ": only --algorithm " + (is_ppo ? "a3c" : "ppo") +
+                    " reads it");
+  }
+}
 
 // --env-param: NAME=VALUE items (each argument may hold several, separated
 // by commas), checked against the parameters `env` declares.
@@ -246,8 +302,13 @@ po::options_description DeclareFlags(const FlagContext& context, RunFlags& f,
       "network: auto (by the spaces), fc-softmax, fc-gaussian, minatar-conv, "
       "atari-conv, or one of them with -lstm")(
       "lr-decay", po::bool_switch(&f.lr_decay),
-      "decay the learning rate linearly to 0 over --steps");
+      "decay the learning rate linearly to 0 over --steps")(
+      "algorithm", Value(&f.algorithm, f.algorithm),
+      "a3c (the reference's), or ppo: PPO's clipped surrogate with GAE "
+      "targets, several passes in minibatches over each rollout, every "
+      "minibatch one step of the shared optimizer (agents/ppo.h)");
   AddFlags(f.agent.Flags(), &agent);
+  AddFlags(f.ppo.Flags(), &agent);
   po::options_description desc(context.program +
                                ": train an agent with asynchronous worker "
                                "processes.\nOptions");
@@ -369,6 +430,7 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
   } catch (const std::invalid_argument& e) {
     Require(false, "arch", f.arch, e.what());
   }
+  if (context.a3c_agent) CheckAlgorithm(f);
   if (context.a3c_agent && f.agent.normalize_observations) {
     CheckNormalizeObservations(env, f);
   }
@@ -435,6 +497,7 @@ void ValidateStructs(RunFlags& f) {
   if (f.curriculum) f.curriculum->Validate();
   f.self_play.Validate();
   f.agent.Validate();
+  if (f.algorithm == "ppo") PpoOptions(f).Validate();
   EnvOptions env_options;
   env_options.max_episode_steps = t.max_episode_len;
   env_options.reward_scale = f.reward_scale_factor;
@@ -537,6 +600,16 @@ void CheckResume(const po::variables_map& vm, const std::string& auto_arch,
 // The stages, in order: declare (with train_a3c's defaults), merge the
 // sources, then check and complete (evaluation, environment and its
 // family's defaults, the run's inputs, each struct's rules), record.
+PPOOptions PpoOptions(const RunFlags& flags) {
+  PPOOptions o = flags.ppo;
+  static_cast<ActorCriticOptions&>(o) =
+      static_cast<const ActorCriticOptions&>(flags.agent);
+  o.beta = flags.agent.beta;
+  o.lambda = flags.agent.lambda;
+  o.normalize_advantages = flags.agent.normalize_advantages;
+  return o;
+}
+
 RunFlags ParseRunFlags(int argc, const char* const* argv,
                        const FlagContext& context) {
   RunFlags f;

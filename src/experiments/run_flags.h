@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "asyncrl/agents/a3c.h"
+#include "asyncrl/agents/ppo.h"
 #include "asyncrl/envs/env.h"
 #include "asyncrl/experiments/curriculum/curriculum.h"
 #include "asyncrl/experiments/hosts/hosts_options.h"
@@ -23,9 +24,19 @@
 
 namespace asyncrl {
 
+struct RunFlags;
+// The options of --algorithm ppo: PPO's own flags and A3C's of the same
+// meaning (acting, optimizer, t_max, gamma, normalization, beta, lambda,
+// normalize_advantages).
+PPOOptions PpoOptions(const RunFlags& flags);
+
 struct RunFlags {
   TrainOptions train;
   A3COptions agent;
+  // --algorithm: a3c, or ppo (agents/ppo.h), whose own options are `ppo`'s
+  // and whose others are `agent`'s flags of the same meaning (PpoOptions).
+  std::string algorithm = "a3c";
+  PPOOptions ppo;
   std::string env = "CartPole-v1";
   // --env-param NAME=VALUE (repeatable, or comma-separated): parameters of
   // every environment of the run (envs/env.h), checked against --env's

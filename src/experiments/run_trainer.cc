@@ -44,12 +44,18 @@ std::unique_ptr<Agent> MakeA3C(const AgentContext& context) {
   if (context.flags == nullptr) {
     throw std::invalid_argument("MakeA3C: the context has no flags");
   }
+  auto model = DefaultModelRegistry().Make(
+      context.flags->arch, context.observation_space, context.action_space);
+  if (context.flags->algorithm == "ppo") {
+    PPOOptions options = PpoOptions(*context.flags);
+    options.seed = context.seed;
+    return std::make_unique<PPO>(std::move(model), context.observation_space,
+                                 context.action_space, options);
+  }
   A3COptions options = context.flags->agent;
   options.seed = context.seed;
-  return std::make_unique<A3C>(
-      DefaultModelRegistry().Make(
-          context.flags->arch, context.observation_space, context.action_space),
-      context.observation_space, context.action_space, options);
+  return std::make_unique<A3C>(std::move(model), context.observation_space,
+                               context.action_space, options);
 }
 
 namespace {

@@ -644,6 +644,63 @@ TEST(TrainA3CTest, NormalizeRewardsIsRecordedCheckpointedAndReportsRawScores) {
   }
 }
 
+// --algorithm ppo: recorded, its checkpoints say "ppo" and hold what A3C's
+// do, --demo --load builds PPO from the recorded flag, a resume cannot
+// change the algorithm, and each algorithm's own flags are refused with the
+// other one, nothing created.
+TEST(TrainA3CTest, PpoIsRecordedCheckpointedAndResumed) {
+  TempDir dir("ppo");
+  const std::string common =
+      " --env CartPole-v1 --processes 1 --eval-n-runs 1 --quiet";
+  const ProcessRun run = TrainA3C(
+      "--outdir " + dir.str() + common +
+      " --algorithm ppo --t-max 8 --epochs 2 --minibatches 4 --clip-range "
+      "0.1 --clip-value-range 0.5 --steps 3000 --eval-interval 1000");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder = RunFolder(run);
+  EXPECT_EQ(RecordedOption(folder, "algorithm"), "ppo");
+  EXPECT_EQ(RecordedOption(folder, "epochs"), "2");
+  EXPECT_EQ(RecordedOption(folder, "clip-value-range"), "0.5");
+  const fs::path finish = folder / "3000_finish";
+  const proto::Checkpoint checkpoint = LoadCheckpointDir(finish.string());
+  EXPECT_EQ(checkpoint.agent_type(), "ppo");
+  EXPECT_GT(checkpoint.parameters_size(), 0);
+  EXPECT_EQ(checkpoint.optimizer_state_size(), checkpoint.parameters_size());
+  const auto header = testing::Split(ReadLines(folder / "scores.txt").at(0),
+                                     '\t');
+  EXPECT_NE(std::find(header.begin(), header.end(), "approx_kl"),
+            header.end());
+  EXPECT_NE(std::find(header.begin(), header.end(), "clip_fraction"),
+            header.end());
+  const ProcessRun demo =
+      TrainA3C("--demo --load " + finish.string() + " --eval-n-runs 1");
+  EXPECT_EQ(demo.status, 0) << demo.output;
+  const ProcessRun resumed =
+      TrainA3C("--resume " + finish.string() + " --steps 4000");
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_EQ(LoadCheckpointDir((folder / "4000_finish").string()).agent_type(),
+            "ppo");
+  const ProcessRun changed = TrainA3C("--resume " + finish.string() +
+                                      " --steps 5000 --algorithm a3c");
+  EXPECT_EQ(changed.status, 2) << changed.output;
+  EXPECT_NE(changed.output.find("--algorithm=a3c is invalid; accepted: ppo"),
+            std::string::npos)
+      << changed.output;
+  for (const std::string& flags :
+       {std::string("--algorithm ppo --policy-target gae"),
+        std::string("--algorithm ppo --fresh-params"),
+        std::string("--epochs 2"), std::string("--algorithm ppo --epochs 0"),
+        std::string("--algorithm ppo --clip-range 1.5"),
+        std::string("--algorithm dqn")}) {
+    SCOPED_TRACE(flags);
+    const fs::path out = dir.path() / "refused";
+    const ProcessRun r = TrainA3C(flags + " --outdir " + out.string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    ASSERT_EQ(r.Lines().size(), 1u) << r.output;
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
 // Steps near INT64_MAX (a --step-offset 807 steps before it): the schedule
 // is due every 100,000 steps from the offset's multiple, so nothing is due
 // before the budget ends; it used to overflow and evaluate on every step,

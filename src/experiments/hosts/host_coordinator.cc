@@ -125,8 +125,9 @@ void HostCoordinator::Run() {
                   " hosts did not meet at " + s.options().master_addr +
                   " within --dist-timeout=" + FormatValue(s.options().timeout) +
                   " s (" +
-                  (StoreWentSilent(what) ? SilentStoreMessage(s.options())
-                                         : what) +
+                  (StoreSilent(what)
+                       ? SilentStoreMessage(s.options(), s.rank() == 0)
+                       : what) +
                   ")");
     return;
   }
@@ -172,12 +173,12 @@ void HostCoordinator::RunRounds() {
   } catch (const std::exception& e) {
     const std::string what = FirstLine(e.what());
     lost_host_ = true;
-    if (StoreWentSilent(what)) {
+    if (StoreSilent(what)) {
       // No host is to blame, and the store cannot carry the news.
       store_silent_ = true;
       s.net.Abandon();
       GiveUp(1, "rank " + std::to_string(s.rank()) + ": " +
-                    SilentStoreMessage(s.options()));
+                    SilentStoreMessage(s.options(), s.rank() == 0));
       return;
     }
     const std::string missing = s.net.Missing(what);
@@ -192,6 +193,16 @@ void HostCoordinator::RunRounds() {
                (missing.empty() ? std::string("a host") : "rank " + missing) +
                " stopped answering (" + what + ")");
   }
+}
+
+// A store request timed out (`what`) while rank 0's address still accepts
+// connections (rank 0 asks its own store): the store is blocked, not a host
+// gone; one cut off or gone does not accept (the lost-host path names it).
+bool HostCoordinator::StoreSilent(const std::string& what) const {
+  if (!StoreWentSilent(what)) return false;
+  return impl_->rank() == 0 ||
+         MasterAccepts(impl_->options(),
+                       std::min(2.0, impl_->options().timeout));
 }
 
 // Every host's options against rank 0's, before any step.

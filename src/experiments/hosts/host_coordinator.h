@@ -86,6 +86,7 @@ class HostCoordinator {
   // The phases, in order, after the hosts formed.
   void RunRounds();
   bool CheckOptions();  // False: a host was refused (GiveUp done).
+  bool StoreSilent(const std::string& what) const;
   void ShareRankZeroState();
   LocalEnd AwaitRoundStart(RoundNews* news, std::string* why);
   bool ExchangeStatus(LocalEnd end, const std::string& why, bool* all_done);

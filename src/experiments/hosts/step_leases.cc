@@ -68,7 +68,9 @@ int64_t StepLeases::Claim(int64_t want, int64_t* granted) {
       const std::string what = FirstLine(e.what());
       throw std::runtime_error(
           "a request for steps failed: " +
-          (StoreWentSilent(what) ? SilentStoreMessage(s.options) : what));
+          (StoreWentSilent(what) && MasterAccepts(s.options, 1.0)
+               ? SilentStoreMessage(s.options, /*own=*/false)
+               : what));
     }
     const int64_t begin = after - size;
     if (begin >= s.steps) {

@@ -151,14 +151,26 @@ bool StoreWentSilent(const std::string& what) {
   return what.find("Socket Timeout") != std::string::npos;
 }
 
-std::string SilentStoreMessage(const DistOptions& options) {
+bool MasterAccepts(const DistOptions& options, double seconds) {
+  const MasterAddress master(options, SOCK_STREAM);
+  return master.found != nullptr &&
+         ConnectsWithin(master.found, static_cast<int>(seconds * 1000));
+}
+
+std::string SilentStoreMessage(const DistOptions& options, bool own) {
+  const std::string blockers =
+      "a connection that stopped in the middle of a request blocks it (a "
+      "host cut off mid-request, or a program that is not one of this "
+      "run's hosts: LibTorch 1.13's TCPStore serves one request at a time "
+      "and authenticates no client; README: Several hosts)";
+  if (own) {
+    return "this host's store at " + options.master_addr +
+           " did not answer its own request within " +
+           FormatValue(options.timeout) + " s: " + blockers;
+  }
   return "rank 0's store at " + options.master_addr +
-         " accepted the connection but did not answer within " +
-         FormatValue(options.timeout) +
-         " s: rank 0 is stopped or overloaded, or a program that is not "
-         "one of this run's hosts blocks it (LibTorch 1.13's TCPStore "
-         "serves one request at a time and authenticates no client; "
-         "README: Several hosts)";
+         " accepts connections but did not answer within " +
+         FormatValue(options.timeout) + " s: rank 0 is stopped, or " + blockers;
 }
 
 namespace {

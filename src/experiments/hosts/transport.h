@@ -56,9 +56,13 @@ c10::intrusive_ptr<c10d::TCPStore> ConnectStore(const DistOptions& options,
 // connection that sends part of a request blocks it for everybody (README:
 // Several hosts); a stopped rank 0 looks the same.
 bool StoreWentSilent(const std::string& what);
-// "rank 0's store at HOST:PORT accepted the connection but did not answer
-// within N s: ..." (the message for StoreWentSilent).
-std::string SilentStoreMessage(const DistOptions& options);
+// Whether something at the master address accepts a TCP connection within
+// `seconds` (a silent store accepts; a host cut off or gone does not).
+bool MasterAccepts(const DistOptions& options, double seconds);
+// The message for StoreWentSilent: seen from rank 0 (`own`: its store did
+// not answer its own request), or from another host whose connection to
+// it is accepted.
+std::string SilentStoreMessage(const DistOptions& options, bool own);
 
 // Once per process, before any store or group exists (the hosts feature's
 // Configure; the workers inherit it):

@@ -1,0 +1,427 @@
+// PPO (agents/ppo.h): the clipped objective's output gradients against
+// central differences of the loss; the parameter gradient of a minibatch
+// whose ratios moved away from 1 (some clipped, some not) against a
+// double-precision autograd reference, fast path and LibTorch, softmax and
+// Gaussian, terminal and bootstrapped, value clipping on and off; every
+// row (or recurrent sequence) learned from exactly once per epoch; options
+// refused by name.
+#include "asyncrl/agents/ppo.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "asyncrl/agents/torch_setup.h"
+#include "asyncrl/misc/validate.h"
+#include "gradient_check.h"
+#include "reference_targets.h"
+
+namespace asyncrl {
+namespace {
+
+using Obs = std::vector<float>;
+
+FloatView View(const Obs& o) {
+  return {o.data(), static_cast<int64_t>(o.size())};
+}
+
+Space Box(int64_t n, float bound = 10.0f) {
+  return Space::Box({n}, -bound, bound);
+}
+
+// The minibatch loss of agents/ppo.h in double, written from the formula.
+double ReferenceLoss(const PPOOptions& o, const std::vector<double>& log_probs,
+                     const std::vector<double>& entropies,
+                     const std::vector<double>& values,
+                     const std::vector<float>& old_log_probs,
+                     const std::vector<float>& advantages,
+                     const std::vector<float>& returns,
+                     const std::vector<float>& old_values) {
+  const auto b = static_cast<double>(log_probs.size());
+  double loss = 0;
+  for (size_t i = 0; i < log_probs.size(); ++i) {
+    const double r = std::exp(log_probs[i] - old_log_probs[i]);
+    const double a = advantages[i];
+    const double clipped =
+        std::min(std::max(r, 1 - o.clip_range), 1 + o.clip_range);
+    double v = values[i];
+    if (o.clip_value_range > 0) {
+      v = old_values[i] +
+          std::min(std::max(v - old_values[i], -o.clip_value_range),
+                   o.clip_value_range);
+    }
+    loss += -std::min(r * a, clipped * a) - o.beta * entropies[i] +
+            o.v_loss_coef * (v - returns[i]) * (v - returns[i]);
+  }
+  return loss / b;
+}
+
+TEST(PPOLossTest, OutputGradientsEqualCentralDifferencesOfTheLoss) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> normal;
+  for (double clip_value : {0.0, 0.3}) {
+    PPOOptions o;
+    o.clip_range = 0.2;
+    o.clip_value_range = clip_value;
+    o.beta = 0.03;
+    o.v_loss_coef = 0.7;
+    const int b = 64;
+    std::vector<double> lp(b), h(b), v(b);
+    std::vector<float> old_lp(b), adv(b), ret(b), old_v(b);
+    int outside = 0, inside = 0;
+    for (int i = 0; i < b; ++i) {
+      old_lp[i] = static_cast<float>(-1.0 + 0.3 * normal(rng));
+      // Log-ratios spread over [-0.6, 0.6]: many outside [log 0.8, log 1.2].
+      const double log_ratio = 0.6 * std::sin(1.7 * i + 0.3);
+      lp[i] = old_lp[i] + log_ratio;
+      (std::abs(std::exp(log_ratio) - 1) > o.clip_range ? outside : inside)++;
+      h[i] = 0.5 + 0.1 * normal(rng);
+      adv[i] = static_cast<float>(normal(rng));
+      ret[i] = static_cast<float>(normal(rng));
+      old_v[i] = static_cast<float>(normal(rng));
+      v[i] = old_v[i] + 0.5 * std::sin(0.9 * i);
+    }
+    ASSERT_GT(outside, 8);
+    ASSERT_GT(inside, 8);
+    OutputGradients g;
+    PPOLossTerms terms;
+    std::vector<float> vf(v.begin(), v.end());
+    PPOOutputGradients(o, b, lp.data(), h.data(), vf.data(), old_lp.data(),
+                       adv.data(), ret.data(), old_v.data(), &g, &terms);
+    // The loss the terms sum up is the reference's.
+    EXPECT_NEAR(
+        terms.pi_loss - o.beta * terms.entropy + o.v_loss_coef * terms.v_loss,
+        ReferenceLoss(o, lp, h, std::vector<double>(vf.begin(), vf.end()),
+                      old_lp, adv, ret, old_v),
+        1e-9);
+    const double eps = 1e-7;
+    auto loss = [&](std::vector<double> lp2, std::vector<double> h2,
+                    std::vector<double> v2) {
+      return ReferenceLoss(o, lp2, h2, v2, old_lp, adv, ret, old_v);
+    };
+    const std::vector<double> vd(vf.begin(), vf.end());
+    for (int i = 0; i < b; ++i) {
+      auto up = lp, down = lp;
+      up[i] += eps;
+      down[i] -= eps;
+      EXPECT_NEAR(g.log_prob[i],
+                  (loss(up, h, vd) - loss(down, h, vd)) / (2 * eps), 1e-6)
+          << "log pi, row " << i;
+      auto hu = h, hd = h;
+      hu[i] += eps;
+      hd[i] -= eps;
+      EXPECT_NEAR(g.entropy[i],
+                  (loss(lp, hu, vd) - loss(lp, hd, vd)) / (2 * eps), 1e-6)
+          << "entropy, row " << i;
+      auto vu = vd, vdn = vd;
+      vu[i] += eps;
+      vdn[i] -= eps;
+      EXPECT_NEAR(g.value[i], (loss(lp, h, vu) - loss(lp, h, vdn)) / (2 * eps),
+                  1e-6)
+          << "value, row " << i;
+    }
+  }
+}
+
+// log pi(a) and the entropy of one row of a model's output, with autograd.
+std::pair<torch::Tensor, torch::Tensor> RowTerms(const ModelOutput& out,
+                                                 const std::vector<float>& a) {
+  if (out.logits.defined()) {
+    const auto lp = torch::log_softmax(out.logits.squeeze(0), -1);
+    return {lp[static_cast<int64_t>(a[0])], -(lp.exp() * lp).sum()};
+  }
+  const auto x = torch::tensor(a).to(torch::kDouble);
+  const auto mean = out.mean.squeeze(0);
+  const auto log_std = out.log_std.squeeze(0);
+  const auto var = torch::exp(2 * log_std);
+  return {(-(x - mean).pow(2) / (2 * var) - log_std - 0.5 * std::log(2 * M_PI))
+              .sum(),
+          (0.5 + 0.5 * std::log(2 * M_PI) + log_std).sum()};
+}
+
+torch::Tensor Input(const Obs& o) {
+  return torch::tensor(o).to(torch::kDouble).view({1, -1});
+}
+
+// What the reference keeps of the rollout at the acting parameters.
+struct ReferenceRollout {
+  std::vector<float> old_log_probs, advantages, returns, old_values;
+};
+
+ReferenceRollout ReferenceTargetsAt(ActorCriticModel& acting,
+                                    const std::vector<Obs>& obs,
+                                    const std::vector<std::vector<float>>& act,
+                                    const std::vector<double>& rewards,
+                                    const PPOOptions& o, bool terminal) {
+  torch::NoGradGuard g;
+  const auto n = static_cast<int64_t>(act.size());
+  testing::ReferenceSequence seq;
+  ReferenceRollout out;
+  for (int64_t i = 0; i < n; ++i) {
+    const ModelOutput m = acting.Forward(Input(obs[i]));
+    seq.rewards.push_back(rewards[i]);
+    seq.values.push_back(m.value.item<double>());
+    seq.stops.push_back(i == n - 1);
+    out.old_log_probs.push_back(
+        static_cast<float>(RowTerms(m, act[i]).first.item<double>()));
+    out.old_values.push_back(static_cast<float>(seq.values.back()));
+  }
+  const double boot =
+      terminal ? 0.0 : acting.Forward(Input(obs[n])).value.item<double>();
+  for (int64_t i = 0; i < n; ++i) {
+    seq.successors.push_back(i + 1 < n ? seq.values[i + 1] : boot);
+  }
+  const TargetParams params{o.gamma, o.lambda, 1.0, 1.0};
+  testing::ReferenceResult ref = testing::ReferenceTargets(
+      PolicyTarget::kGae, ValueTarget::kTdLambda, seq, params);
+  if (o.normalize_advantages) {
+    double mean = 0, var = 0;
+    for (double a : ref.advantages) mean += a / n;
+    for (double a : ref.advantages) var += (a - mean) * (a - mean) / n;
+    for (double& a : ref.advantages) a = (a - mean) / (std::sqrt(var) + 1e-8);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    out.advantages.push_back(static_cast<float>(ref.advantages[i]));
+    out.returns.push_back(static_cast<float>(ref.value_targets[i]));
+  }
+  return out;
+}
+
+// The gradient of the minibatch loss over every row at `model`'s
+// parameters (double), and the share of rows whose ratio is clipped.
+torch::Tensor ReferenceGrads(ActorCriticModel& model,
+                             const std::vector<Obs>& obs,
+                             const std::vector<std::vector<float>>& act,
+                             const ReferenceRollout& r, const PPOOptions& o,
+                             double* clipped_share) {
+  const auto n = static_cast<int64_t>(act.size());
+  torch::Tensor loss = torch::zeros({}, torch::kDouble);
+  int clipped = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const ModelOutput m = model.Forward(Input(obs[i]));
+    auto [log_prob, entropy] = RowTerms(m, act[i]);
+    const torch::Tensor ratio = torch::exp(log_prob - r.old_log_probs[i]);
+    clipped += std::abs(ratio.item<double>() - 1) > o.clip_range ? 1 : 0;
+    const double a = r.advantages[i];
+    const torch::Tensor surrogate = torch::min(
+        ratio * a, torch::clamp(ratio, 1 - o.clip_range, 1 + o.clip_range) * a);
+    torch::Tensor v = m.value.squeeze();
+    if (o.clip_value_range > 0) {
+      v = r.old_values[i] + torch::clamp(v - r.old_values[i],
+                                         -o.clip_value_range,
+                                         o.clip_value_range);
+    }
+    loss = loss - surrogate - o.beta * entropy +
+           o.v_loss_coef * (v - r.returns[i]).pow(2);
+  }
+  loss = loss / static_cast<double>(n);
+  for (auto& p : model.parameters()) p.mutable_grad() = torch::Tensor();
+  loss.backward();
+  std::vector<torch::Tensor> grads;
+  for (auto& p : model.parameters()) grads.push_back(p.grad().flatten());
+  *clipped_share = static_cast<double>(clipped) / static_cast<double>(n);
+  return torch::cat(grads);
+}
+
+// lr: the first step's size, chosen so that the second epoch's ratios are
+// clipped on some rows and not on others (checked below).
+struct GradientCase {
+  bool gaussian;
+  bool fast;
+  double clip_value;
+  bool normalize;
+  double lr;
+};
+
+class PPOGradientTest : public ::testing::TestWithParam<GradientCase> {
+ protected:
+  void SetUp() override {
+    ConfigureTorchForFork();
+    torch::manual_seed(0);
+  }
+};
+
+// Two epochs of one minibatch over a 6-row rollout: the second epoch's
+// gradient (what local().grads() holds after the update) is taken at the
+// parameters the first step moved, so its ratios are away from 1. The
+// reference repeats the first step (RMSprop from zero statistics, no clip)
+// in double to find those parameters.
+TEST_P(PPOGradientTest, SecondEpochGradientMatchesDoubleReference) {
+  const GradientCase& c = GetParam();
+  const Space act = c.gaussian ? Box(2, 3.0f) : Space::Discrete(3);
+  auto make_model = [&]() -> std::shared_ptr<ActorCriticModel> {
+    torch::manual_seed(7);
+    if (c.gaussian) {
+      return FcGaussianActorCritic(4, act, std::vector<int64_t>{16, 16}).ptr();
+    }
+    return FcSoftmaxActorCritic(4, 3, std::vector<int64_t>{16, 16}).ptr();
+  };
+  for (bool terminal : {false, true}) {
+    PPOOptions o;
+    o.t_max = 6;
+    o.epochs = 2;
+    o.minibatches = 1;
+    o.beta = 0.05;
+    o.max_grad_norm = 0;
+    o.lambda = 0.8;
+    o.clip_range = 0.1;
+    o.clip_value_range = c.clip_value;
+    o.normalize_advantages = c.normalize;
+    o.no_fast_path = !c.fast;
+    o.optimizer.lr = c.lr;
+    o.optimizer.alpha = 0.99;
+    o.optimizer.eps = 0.1;
+    PPO agent(make_model(), Box(4), act, o);
+    ASSERT_EQ(agent.fast_path(), c.fast);
+    std::vector<float> shared(agent.SharedSizes().params);
+    std::vector<float> ms(agent.SharedSizes().optimizer);
+    SharedCounters counters;
+    agent.BindShared({shared.data(), ms.data(), &counters}, true);
+    torch::manual_seed(11);
+    std::vector<Obs> obs;
+    for (int i = 0; i < 7; ++i) {
+      auto t = torch::randn({4}).contiguous();
+      obs.emplace_back(t.data_ptr<float>(), t.data_ptr<float>() + 4);
+    }
+    const std::vector<double> rewards = {0.5, -1.0, 2.0, 0.0, 1.0, -0.5};
+    std::vector<std::vector<float>> actions;
+    for (int i = 0; i < 6; ++i) {
+      Action a = agent.ActAndTrain(View(obs[i]), i ? rewards[i - 1] : 0);
+      if (c.gaussian) {
+        actions.emplace_back(a.values.data, a.values.data + a.values.size);
+      } else {
+        actions.push_back({static_cast<float>(a.index)});
+      }
+    }
+    auto reference = make_model();
+    reference->to(torch::kDouble);
+    const ReferenceRollout targets =
+        ReferenceTargetsAt(*reference, obs, actions, rewards, o, terminal);
+    agent.StopEpisodeAndTrain(View(obs[6]), rewards[5], terminal);
+    ASSERT_EQ(agent.num_updates(), 2);
+    // The first step, in double: RMSprop from zero statistics.
+    double share = 0;
+    const torch::Tensor g1 =
+        ReferenceGrads(*reference, obs, actions, targets, o, &share);
+    EXPECT_EQ(share, 0.0);  // At the acting parameters every ratio is 1.
+    {
+      torch::NoGradGuard guard;
+      int64_t offset = 0;
+      for (auto& p : reference->parameters()) {
+        const torch::Tensor g =
+            g1.slice(0, offset, offset + p.numel()).view(p.sizes());
+        const torch::Tensor m = (1 - o.optimizer.alpha) * g * g;
+        p.sub_(o.optimizer.lr * g / torch::sqrt(m + o.optimizer.eps));
+        offset += p.numel();
+      }
+    }
+    const torch::Tensor g2 =
+        ReferenceGrads(*reference, obs, actions, targets, o, &share);
+    // Both branches of the clip were taken.
+    EXPECT_GT(share, 0.0);
+    EXPECT_LT(share, 1.0);
+    EXPECT_NEAR(agent.last_update().clip_fraction, share, 1e-9);
+    testing::ExpectFloatMatchesDouble(agent.local().grads(), g2,
+                                      terminal ? "terminal" : "bootstrapped");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, PPOGradientTest,
+    ::testing::Values(GradientCase{false, true, 0.0, false, 0.1},
+                      GradientCase{false, false, 0.0, false, 0.1},
+                      GradientCase{true, true, 0.0, false, 0.01},
+                      GradientCase{true, false, 0.0, false, 0.01},
+                      GradientCase{false, true, 0.05, true, 0.2},
+                      GradientCase{true, false, 0.05, true, 0.01}),
+    [](const auto& info) {
+      const GradientCase& c = info.param;
+      return std::string(c.gaussian ? "Gaussian" : "Softmax") +
+             (c.fast ? "_fast" : "_libtorch") +
+             (c.clip_value > 0 ? "_valueclip" : "") +
+             (c.normalize ? "_normalized" : "");
+    });
+
+// K environments, t_max steps: each epoch's minibatches hold every row
+// once (feed-forward), or every environment's whole sequence once
+// (recurrent); one optimizer step each.
+TEST(PPOMinibatchTest, EveryRowOncePerEpoch) {
+  ConfigureTorchForFork();
+  for (bool recurrent : {false, true}) {
+    torch::manual_seed(5);
+    PPOOptions o;
+    o.t_max = 5;
+    o.epochs = 3;
+    o.minibatches = recurrent ? 2 : 3;
+    std::shared_ptr<ActorCriticModel> model;
+    if (recurrent) {
+      model = DefaultModelRegistry().Make("fc-softmax-lstm", Box(3),
+                                          Space::Discrete(2));
+    } else {
+      model = FcSoftmaxActorCritic(3, 2, std::vector<int64_t>{8}).ptr();
+    }
+    PPO agent(model, Box(3), Space::Discrete(2), o);
+    const int64_t k = 4;
+    std::vector<float> obs(static_cast<size_t>(k * 3));
+    for (int t = 0; t < 5; ++t) {
+      for (size_t i = 0; i < obs.size(); ++i) {
+        obs[i] = std::sin(0.3f * static_cast<float>(t * 12 + i));
+      }
+      agent.BatchActAndTrain({obs.data(), k * 3}, k);
+      const std::vector<uint8_t> ended = {0, static_cast<uint8_t>(t == 2), 0,
+                                          0};
+      agent.BatchObserveAndTrain({obs.data(), k * 3},
+                                 std::vector<double>(k, 1.0), ended, ended,
+                                 t == 4);
+    }
+    ASSERT_EQ(agent.num_updates(), 3 * o.minibatches) << recurrent;
+    const auto& batches = agent.last_update().minibatch_rows;
+    ASSERT_EQ(static_cast<int>(batches.size()), 3 * o.minibatches);
+    for (int e = 0; e < 3; ++e) {
+      std::multiset<int64_t> rows;
+      for (int m = 0; m < o.minibatches; ++m) {
+        const auto& b = batches[e * o.minibatches + m];
+        rows.insert(b.begin(), b.end());
+        if (recurrent) {
+          // Whole sequences: the same environments at every step.
+          EXPECT_EQ(b.size() % 5, 0u);
+          for (size_t i = 0; i < b.size(); ++i) {
+            EXPECT_EQ(b[i] % k, b[i % (b.size() / 5)] % k);
+          }
+        }
+      }
+      ASSERT_EQ(rows.size(), 20u) << "epoch " << e;
+      for (int64_t r = 0; r < 20; ++r) EXPECT_EQ(rows.count(r), 1u) << r;
+    }
+  }
+}
+
+TEST(PPOOptionsTest, InvalidOptionsNameTheField) {
+  auto refused = [](auto change) {
+    PPOOptions o;
+    change(o);
+    try {
+      o.Validate();
+    } catch (const InvalidOption& e) {
+      return e.field();
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(refused([](PPOOptions& o) { o.epochs = 0; }), "epochs");
+  EXPECT_EQ(refused([](PPOOptions& o) { o.minibatches = 0; }), "minibatches");
+  EXPECT_EQ(refused([](PPOOptions& o) { o.clip_range = 0; }), "clip_range");
+  EXPECT_EQ(refused([](PPOOptions& o) { o.clip_range = 1.5; }), "clip_range");
+  EXPECT_EQ(refused([](PPOOptions& o) { o.clip_value_range = -1; }),
+            "clip_value_range");
+  EXPECT_EQ(refused([](PPOOptions& o) { o.lambda = 2; }), "lambda");
+  EXPECT_EQ(refused([](PPOOptions& o) { o.t_max = 0; }), "t_max");
+  EXPECT_EQ(refused([](PPOOptions&) {}), "(accepted)");
+}
+
+}  // namespace
+}  // namespace asyncrl
