@@ -12,6 +12,12 @@
 #include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
+namespace {
+
+// Adam's step count as checkpoints store it (a float: exact up to 2^24).
+constexpr int64_t kAdamStepCap = int64_t{1} << 24;
+
+}  // namespace
 
 void ActorCriticOptions::Validate() const {
   Require(t_max >= 1, "t_max", t_max, "an integer >= 1");
@@ -107,13 +113,15 @@ ActorCriticAgent::ActorCriticAgent(std::shared_ptr<ActorCriticModel> model,
   }
   const int64_t n = local_->size();
   owned_params_.assign(local_->params_data(), local_->params_data() + n);
-  owned_ms_.assign(n, 0.0f);
+  owned_ms_.assign(n * options.optimizer.StatisticsPerParameter(), 0.0f);
   shared_params_ = owned_params_.data();
   shared_ms_ = owned_ms_.data();
 }
 
 SharedStateSizes ActorCriticAgent::SharedSizes() const {
-  SharedStateSizes sizes{local_->size(), local_->size()};
+  SharedStateSizes sizes{
+      local_->size(),
+      local_->size() * common().optimizer.StatisticsPerParameter()};
   if (normalizer_) {
     sizes.state_bytes += static_cast<int64_t>(normalizer_->SharedBytes());
   }
@@ -129,7 +137,8 @@ void ActorCriticAgent::BindShared(SharedBuffers buffers, bool initialize) {
   const size_t bytes = static_cast<size_t>(local_->size()) * sizeof(float);
   if (initialize) {
     std::memcpy(buffers.params, shared_params_, bytes);
-    std::memcpy(buffers.optimizer, shared_ms_, bytes);
+    std::memcpy(buffers.optimizer, shared_ms_,
+                bytes * common().optimizer.StatisticsPerParameter());
   }
   shared_params_ = buffers.params;
   shared_ms_ = buffers.optimizer;
@@ -351,8 +360,16 @@ ActorCriticAgent::AppliedStep ActorCriticAgent::ApplyGradient() {
     // Every update counted before the copy starts has written its step
     // (workers count an update after applying it): the copy includes it.
     copied_at = counters_->updates.load(std::memory_order_relaxed);
-    RmspropStepAndCopy(common().optimizer, scale, grads, shared_params_,
-                       shared_ms_, local_->params_data(), n);
+    if (common().optimizer.adam()) {
+      // Adam's step count is the run's update count (Hogwild: workers
+      // stepping at once may share a count).
+      AdamStepAndCopy(common().optimizer, scale, copied_at + 1, grads,
+                      shared_params_, shared_ms_, shared_ms_ + n,
+                      local_->params_data(), n);
+    } else {
+      RmspropStepAndCopy(common().optimizer, scale, grads, shared_params_,
+                         shared_ms_, local_->params_data(), n);
+    }
     ++local_version_;
   }
   // The policy lag: updates other workers applied to the shared parameters
@@ -375,11 +392,26 @@ std::vector<Statistic> ActorCriticAgent::Statistics() const {
 }
 
 void ActorCriticAgent::SaveTo(proto::Checkpoint* checkpoint) const {
+  const bool adam = common().optimizer.adam();
+  const int64_t n = local_->size();
   for (const auto& s : local_->slices()) {
     AddFloatTensor(checkpoint->mutable_parameters(), s.name, s.shape,
                    shared_params_ + s.offset);
-    AddFloatTensor(checkpoint->mutable_optimizer_state(), "ms/" + s.name,
-                   s.shape, shared_ms_ + s.offset);
+    AddFloatTensor(checkpoint->mutable_optimizer_state(),
+                   (adam ? "m/" : "ms/") + s.name, s.shape,
+                   shared_ms_ + s.offset);
+    if (adam) {
+      AddFloatTensor(checkpoint->mutable_optimizer_state(), "v/" + s.name,
+                     s.shape, shared_ms_ + n + s.offset);
+    }
+  }
+  if (adam) {
+    // Adam's step count for its bias corrections: a float holds it exactly
+    // up to 2^24, past which the corrections are 1 in float anyway.
+    const float step = static_cast<float>(std::min<int64_t>(
+        counters_->updates.load(std::memory_order_relaxed), kAdamStepCap));
+    AddFloatTensor(checkpoint->mutable_optimizer_state(), "adam/step", {1},
+                   &step);
   }
   if (normalizer_) {
     normalizer_->SaveTo(checkpoint->mutable_observation_statistics());
@@ -391,24 +423,47 @@ void ActorCriticAgent::SaveTo(proto::Checkpoint* checkpoint) const {
 
 void ActorCriticAgent::LoadFrom(const proto::Checkpoint& checkpoint) {
   const auto expected = static_cast<int>(local_->slices().size());
-  if (checkpoint.parameters_size() != expected ||
-      checkpoint.optimizer_state_size() != expected) {
+  if (checkpoint.parameters_size() != expected) {
     throw std::runtime_error(
         "checkpoint holds " + std::to_string(checkpoint.parameters_size()) +
-        " parameter and " + std::to_string(checkpoint.optimizer_state_size()) +
-        " optimizer tensors; this model has " + std::to_string(expected) +
-        " of each (different --arch or environment?)");
+        " parameter tensors; this model has " + std::to_string(expected) +
+        " (different --arch or environment?)");
+  }
+  const bool adam = common().optimizer.adam();
+  const int expected_optimizer = adam ? 2 * expected + 1 : expected;
+  if (checkpoint.optimizer_state_size() != expected_optimizer) {
+    throw std::runtime_error(
+        "checkpoint holds " +
+        std::to_string(checkpoint.optimizer_state_size()) +
+        " optimizer tensors; --optimizer " + common().optimizer.kind +
+        " keeps " + std::to_string(expected_optimizer) +
+        " for this model (was it trained with another --optimizer?)");
   }
   // Read everything first so that a bad tensor leaves the shared state as it
   // was.
   const int64_t n = local_->size();
   std::vector<float> params(n);
-  std::vector<float> ms(n);
+  std::vector<float> ms(n * common().optimizer.StatisticsPerParameter());
   for (const auto& s : local_->slices()) {
     ReadFloatTensor(checkpoint.parameters(), s.name, s.shape,
                     params.data() + s.offset);
-    ReadFloatTensor(checkpoint.optimizer_state(), "ms/" + s.name, s.shape,
+    ReadFloatTensor(checkpoint.optimizer_state(),
+                    (adam ? "m/" : "ms/") + s.name, s.shape,
                     ms.data() + s.offset);
+    if (adam) {
+      ReadFloatTensor(checkpoint.optimizer_state(), "v/" + s.name, s.shape,
+                      ms.data() + n + s.offset);
+    }
+  }
+  float adam_step = 0;
+  if (adam) {
+    ReadFloatTensor(checkpoint.optimizer_state(), "adam/step", {1}, &adam_step);
+    if (!(adam_step >= 0 && adam_step <= static_cast<float>(kAdamStepCap) &&
+          adam_step == std::floor(adam_step))) {
+      throw std::runtime_error("checkpoint's adam/step is " +
+                               std::to_string(adam_step) +
+                               "; accepted: an integer in [0, 2^24]");
+    }
   }
   // The return statistics, checked on a copy first: nothing changes when
   // anything throws. A checkpoint without them (its run did not normalize
@@ -447,7 +502,12 @@ void ActorCriticAgent::LoadFrom(const proto::Checkpoint& checkpoint) {
     reward_normalizer_->LoadFrom(checkpoint.reward_statistics());
   }
   std::memcpy(shared_params_, params.data(), n * sizeof(float));
-  std::memcpy(shared_ms_, ms.data(), n * sizeof(float));
+  std::memcpy(shared_ms_, ms.data(), ms.size() * sizeof(float));
+  if (adam) {
+    // The run's update count, Adam's step, goes on from the checkpoint's.
+    counters_->updates.store(static_cast<int64_t>(adam_step),
+                             std::memory_order_relaxed);
+  }
   RefreshLocal();
   acting_params_updates_ = counters_->updates.load(std::memory_order_relaxed);
 }

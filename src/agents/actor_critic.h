@@ -56,7 +56,7 @@ struct ActorCriticOptions {
   // environment's units.
   bool normalize_rewards = false;
   double normalize_rewards_clip = 10.0;  // > 0.
-  RmspropOptions optimizer;
+  OptimizerOptions optimizer;
   uint64_t seed = 0;  // Action sampling.
 
   // Throws InvalidOption (misc/validate.h) naming the field, value and what

@@ -104,9 +104,12 @@ void AsFlags(F validate) {
 // Options whose change breaks a run: the network and its inputs.
 // (--algorithm is checked first, with the other algorithm's flags:
 // CheckAlgorithm.)
-const std::set<std::string> kBreaking = {"env", "arch", "scale-observations",
+const std::set<std::string> kBreaking = {"env",
+                                         "arch",
+                                         "scale-observations",
                                          "normalize-observations",
-                                         "normalize-observations-clip"};
+                                         "normalize-observations-clip",
+                                         "optimizer"};
 
 // --algorithm, and no flag set (away from its default) that only the other
 // algorithm reads. A resume restores every recorded flag, so "set" is

@@ -166,21 +166,7 @@ TEST_F(A3CTest, BatchedEnvironmentsKeepEpisodesApart) {
   EXPECT_NEAR(r[1], 2.0 + 0.5 * r[3], 1e-6);  // Continues into row 3.
 }
 
-// log pi(a) and the entropy of one row of a model's output, with autograd.
-std::pair<torch::Tensor, torch::Tensor> RowTerms(const ModelOutput& out,
-                                                 const std::vector<float>& a) {
-  if (out.logits.defined()) {
-    const auto lp = torch::log_softmax(out.logits.squeeze(0), -1);
-    return {lp[static_cast<int64_t>(a[0])], -(lp.exp() * lp).sum()};
-  }
-  const auto x = torch::tensor(a).to(torch::kDouble);
-  const auto mean = out.mean.squeeze(0);
-  const auto log_std = out.log_std.squeeze(0);
-  const auto var = torch::exp(2 * log_std);
-  return {(-(x - mean).pow(2) / (2 * var) - log_std - 0.5 * std::log(2 * M_PI))
-              .sum(),
-          (0.5 + 0.5 * std::log(2 * M_PI) + log_std).sum()};
-}
+using testing::RowTerms;
 
 // The step-by-step formulation of the reference: one forward pass with
 // autograd per step, losses accumulated, one backward; the targets from
@@ -519,6 +505,141 @@ TEST(SharedRmspropTest, InvalidOptionsNameTheField) {
               std::string::npos)
         << e.what();
   }
+}
+
+// The shared Adam against LibTorch's own torch::optim::Adam on a double
+// copy, step for step (gradient scale and weight decay included).
+TEST(SharedAdamTest, EqualsTorchOptimAdamStepForStep) {
+  OptimizerOptions o;
+  o.kind = "adam";
+  o.lr = 0.01;
+  o.adam_beta1 = 0.8;
+  o.adam_beta2 = 0.95;
+  o.adam_eps = 1e-6;
+  o.weight_decay = 0.02;
+  torch::manual_seed(4);
+  const int64_t n = 37;
+  const torch::Tensor start = torch::randn({n}).contiguous();
+  std::vector<float> p(start.data_ptr<float>(), start.data_ptr<float>() + n);
+  std::vector<float> mv(2 * n, 0.0f), local(n, -99.0f);
+  torch::Tensor ref = start.to(torch::kDouble).clone().requires_grad_(true);
+  torch::optim::Adam adam({ref}, torch::optim::AdamOptions(o.lr)
+                                     .betas({o.adam_beta1, o.adam_beta2})
+                                     .eps(o.adam_eps)
+                                     .weight_decay(o.weight_decay));
+  const float scale = 0.7f;
+  for (int64_t step = 1; step <= 8; ++step) {
+    const torch::Tensor g = torch::randn({n}).contiguous();
+    AdamStepAndCopy(o, scale, step, g.data_ptr<float>(), p.data(), mv.data(),
+                    mv.data() + n, local.data(), n);
+    EXPECT_EQ(local, p);
+    adam.zero_grad();
+    ref.mutable_grad() = (g.to(torch::kDouble) * scale).clone();
+    adam.step();
+    const torch::Tensor want = ref.detach();
+    for (int64_t i = 0; i < n; ++i) {
+      // Each step moves a parameter by at most ~lr: float rounding of the
+      // step's terms is ~1e-7 of it.
+      ASSERT_NEAR(p[i], want[i].item<double>(), 1e-6)
+          << "step " << step << ", parameter " << i;
+    }
+  }
+  // The statistics are torch's exp_avg and exp_avg_sq.
+  const auto& state = static_cast<torch::optim::AdamParamState&>(
+      *adam.state().at(c10::guts::to_string(ref.unsafeGetTensorImpl())));
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(mv[i], state.exp_avg()[i].item<double>(), 1e-6);
+    EXPECT_NEAR(mv[n + i], state.exp_avg_sq()[i].item<double>(), 1e-6);
+  }
+}
+
+TEST(SharedAdamTest, InvalidOptionsNameTheField) {
+  const auto refused = [](auto change) {
+    OptimizerOptions o;
+    change(o);
+    try {
+      o.Validate();
+    } catch (const InvalidOption& e) {
+      return e.field();
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(refused([](OptimizerOptions& o) { o.kind = "sgd"; }), "optimizer");
+  EXPECT_EQ(refused([](OptimizerOptions& o) { o.adam_beta1 = 1; }),
+            "adam_beta1");
+  EXPECT_EQ(refused([](OptimizerOptions& o) { o.adam_beta2 = -0.1; }),
+            "adam_beta2");
+  EXPECT_EQ(refused([](OptimizerOptions& o) { o.adam_eps = 0; }),
+            "adam_epsilon");
+  EXPECT_EQ(refused([](OptimizerOptions& o) { o.kind = "adam"; }),
+            "(accepted)");
+}
+
+// An agent with --optimizer adam: two statistics per parameter in the
+// shared area, the run's update count as the step, and a checkpoint that
+// restores all three; an RMSprop checkpoint is refused by name.
+TEST_F(A3CTest, AdamStatisticsAndStepRoundTripThroughCheckpoints) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("asyncrl_adam_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  A3COptions options;
+  options.t_max = 1;
+  options.optimizer.kind = "adam";
+  options.optimizer.lr = 0.01;
+  options.max_grad_norm = 0;
+  auto make = [&](const A3COptions& o) {
+    torch::manual_seed(3);
+    return A3C(FcSoftmaxActorCritic(2, 2, std::vector<int64_t>{8}).ptr(),
+               Box(2), Space::Discrete(2), o);
+  };
+  A3C a = make(options);
+  const int64_t n = a.SharedSizes().params;
+  ASSERT_EQ(a.SharedSizes().optimizer, 2 * n);
+  const std::vector<float> before(a.shared_params(), a.shared_params() + n);
+  const Obs s = {1, -1};
+  a.ActAndTrain(View(s), 0);
+  a.ActAndTrain(View(s), 1);  // The first update: Adam's step 1.
+  ASSERT_EQ(a.num_updates(), 1);
+  const float* g = a.local().grads_data();
+  for (int64_t i = 0; i < n; ++i) {
+    // Step 1: m_hat = g, v_hat = g^2, so each parameter moves by
+    // lr * g / (|g| + eps).
+    const double gi = g[i];
+    EXPECT_NEAR(a.shared_params()[i],
+                before[i] - 0.01 * gi / (std::abs(gi) + 1e-8), 1e-6)
+        << i;
+    EXPECT_NEAR(a.shared_ms()[i], 0.1 * gi, 1e-7) << i;
+    EXPECT_NEAR(a.shared_ms()[n + i], 0.001 * gi * gi, 1e-9) << i;
+  }
+  for (int k = 0; k < 3; ++k) a.ActAndTrain(View(s), 1);
+  ASSERT_EQ(a.num_updates(), 4);
+  a.Save(dir.string());
+  const proto::Checkpoint saved = LoadCheckpointDir(dir.string());
+  EXPECT_EQ(saved.optimizer_state_size(), 2 * saved.parameters_size() + 1);
+  A3C b = make(options);
+  std::vector<float> params(n), stats(2 * n);
+  SharedCounters counters;
+  b.BindShared({params.data(), stats.data(), &counters}, true);
+  b.Load(dir.string());
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(params[i], a.shared_params()[i]);
+    ASSERT_EQ(stats[i], a.shared_ms()[i]);
+    ASSERT_EQ(stats[n + i], a.shared_ms()[n + i]);
+  }
+  EXPECT_EQ(counters.updates.load(), 4);  // Adam's step goes on.
+  // An RMSprop agent refuses the Adam checkpoint, naming the option.
+  A3COptions rmsprop = options;
+  rmsprop.optimizer.kind = "rmsprop";
+  A3C c = make(rmsprop);
+  try {
+    c.Load(dir.string());
+    FAIL() << "loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--optimizer rmsprop keeps"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(A3CTest, InvalidOptionsNameTheField) {

@@ -22,6 +22,10 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
+
+#include "asyncrl/agents/models.h"
 
 namespace asyncrl::testing {
 
@@ -43,6 +47,23 @@ inline void ExpectFloatMatchesDouble(const torch::Tensor& float_grads,
   std::cout << "[ numeric  ] " << what << ": max difference "
             << difference / scale << " of max |reference| " << scale
             << " (tolerance " << kTerms * std::ldexp(1.0, -24) << ")\n";
+}
+
+// log pi(a) and the entropy of one row of a model's output (a batch of
+// one), with autograd: softmax over logits, or a diagonal Gaussian.
+inline std::pair<torch::Tensor, torch::Tensor> RowTerms(
+    const ModelOutput& out, const std::vector<float>& a) {
+  if (out.logits.defined()) {
+    const auto lp = torch::log_softmax(out.logits.squeeze(0), -1);
+    return {lp[static_cast<int64_t>(a[0])], -(lp.exp() * lp).sum()};
+  }
+  const auto x = torch::tensor(a).to(torch::kDouble);
+  const auto mean = out.mean.squeeze(0);
+  const auto log_std = out.log_std.squeeze(0);
+  const auto var = torch::exp(2 * log_std);
+  return {(-(x - mean).pow(2) / (2 * var) - log_std - 0.5 * std::log(2 * M_PI))
+              .sum(),
+          (0.5 + 0.5 * std::log(2 * M_PI) + log_std).sum()};
 }
 
 }  // namespace asyncrl::testing

@@ -128,21 +128,7 @@ TEST(PPOLossTest, OutputGradientsEqualCentralDifferencesOfTheLoss) {
   }
 }
 
-// log pi(a) and the entropy of one row of a model's output, with autograd.
-std::pair<torch::Tensor, torch::Tensor> RowTerms(const ModelOutput& out,
-                                                 const std::vector<float>& a) {
-  if (out.logits.defined()) {
-    const auto lp = torch::log_softmax(out.logits.squeeze(0), -1);
-    return {lp[static_cast<int64_t>(a[0])], -(lp.exp() * lp).sum()};
-  }
-  const auto x = torch::tensor(a).to(torch::kDouble);
-  const auto mean = out.mean.squeeze(0);
-  const auto log_std = out.log_std.squeeze(0);
-  const auto var = torch::exp(2 * log_std);
-  return {(-(x - mean).pow(2) / (2 * var) - log_std - 0.5 * std::log(2 * M_PI))
-              .sum(),
-          (0.5 + 0.5 * std::log(2 * M_PI) + log_std).sum()};
-}
+using testing::RowTerms;
 
 torch::Tensor Input(const Obs& o) {
   return torch::tensor(o).to(torch::kDouble).view({1, -1});

@@ -666,10 +666,9 @@ TEST(TrainA3CTest, PpoIsRecordedCheckpointedAndResumed) {
   EXPECT_EQ(checkpoint.agent_type(), "ppo");
   EXPECT_GT(checkpoint.parameters_size(), 0);
   EXPECT_EQ(checkpoint.optimizer_state_size(), checkpoint.parameters_size());
-  const auto header = testing::Split(ReadLines(folder / "scores.txt").at(0),
-                                     '\t');
-  EXPECT_NE(std::find(header.begin(), header.end(), "approx_kl"),
-            header.end());
+  const auto header =
+      testing::Split(ReadLines(folder / "scores.txt").at(0), '\t');
+  EXPECT_NE(std::find(header.begin(), header.end(), "approx_kl"), header.end());
   EXPECT_NE(std::find(header.begin(), header.end(), "clip_fraction"),
             header.end());
   const ProcessRun demo =
@@ -680,8 +679,8 @@ TEST(TrainA3CTest, PpoIsRecordedCheckpointedAndResumed) {
   ASSERT_EQ(resumed.status, 0) << resumed.output;
   EXPECT_EQ(LoadCheckpointDir((folder / "4000_finish").string()).agent_type(),
             "ppo");
-  const ProcessRun changed = TrainA3C("--resume " + finish.string() +
-                                      " --steps 5000 --algorithm a3c");
+  const ProcessRun changed =
+      TrainA3C("--resume " + finish.string() + " --steps 5000 --algorithm a3c");
   EXPECT_EQ(changed.status, 2) << changed.output;
   EXPECT_NE(changed.output.find("--algorithm=a3c is invalid; accepted: ppo"),
             std::string::npos)
@@ -692,6 +691,59 @@ TEST(TrainA3CTest, PpoIsRecordedCheckpointedAndResumed) {
         std::string("--epochs 2"), std::string("--algorithm ppo --epochs 0"),
         std::string("--algorithm ppo --clip-range 1.5"),
         std::string("--algorithm dqn")}) {
+    SCOPED_TRACE(flags);
+    const fs::path out = dir.path() / "refused";
+    const ProcessRun r = TrainA3C(flags + " --outdir " + out.string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    ASSERT_EQ(r.Lines().size(), 1u) << r.output;
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
+// --optimizer adam: recorded; checkpoints hold m, v and the step count,
+// which a resume continues; --demo --load takes the recorded optimizer; a
+// resume cannot change it; bad values exit 2 with one line.
+TEST(TrainA3CTest, AdamIsRecordedCheckpointedAndResumed) {
+  TempDir dir("adam");
+  const std::string common =
+      " --env CartPole-v1 --processes 1 --eval-n-runs 1 --quiet";
+  const ProcessRun run =
+      TrainA3C("--outdir " + dir.str() + common +
+               " --optimizer adam --lr 0.001 --adam-beta2 0.99 --steps 3000 "
+               "--eval-interval 1000");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder = RunFolder(run);
+  EXPECT_EQ(RecordedOption(folder, "optimizer"), "adam");
+  EXPECT_EQ(RecordedOption(folder, "adam-beta2"), "0.99");
+  const fs::path finish = folder / "3000_finish";
+  const proto::Checkpoint checkpoint = LoadCheckpointDir(finish.string());
+  EXPECT_EQ(checkpoint.optimizer_state_size(),
+            2 * checkpoint.parameters_size() + 1);
+  float step_at_3000 = 0;
+  ReadFloatTensor(checkpoint.optimizer_state(), "adam/step", {1},
+                  &step_at_3000);
+  EXPECT_GT(step_at_3000, 0);
+  const ProcessRun demo =
+      TrainA3C("--demo --load " + finish.string() + " --eval-n-runs 1");
+  EXPECT_EQ(demo.status, 0) << demo.output;
+  const ProcessRun resumed =
+      TrainA3C("--resume " + finish.string() + " --steps 4000");
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  float step_at_4000 = 0;
+  ReadFloatTensor(
+      LoadCheckpointDir((folder / "4000_finish").string()).optimizer_state(),
+      "adam/step", {1}, &step_at_4000);
+  EXPECT_GT(step_at_4000, step_at_3000);
+  const ProcessRun changed = TrainA3C("--resume " + finish.string() +
+                                      " --steps 5000 --optimizer rmsprop");
+  EXPECT_EQ(changed.status, 2) << changed.output;
+  EXPECT_NE(changed.output.find("--optimizer=rmsprop is invalid; accepted: "
+                                "adam, the resumed run's value"),
+            std::string::npos)
+      << changed.output;
+  for (const std::string& flags :
+       {std::string("--optimizer sgd"), std::string("--adam-beta1 1"),
+        std::string("--adam-epsilon 0")}) {
     SCOPED_TRACE(flags);
     const fs::path out = dir.path() / "refused";
     const ProcessRun r = TrainA3C(flags + " --outdir " + out.string());
