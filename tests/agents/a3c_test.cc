@@ -14,6 +14,7 @@
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/validate.h"
 #include "gradient_check.h"
+#include "option_check.h"
 #include "reference_targets.h"
 
 namespace asyncrl {
@@ -555,14 +556,7 @@ TEST(SharedAdamTest, EqualsTorchOptimAdamStepForStep) {
 
 TEST(SharedAdamTest, InvalidOptionsNameTheField) {
   const auto refused = [](auto change) {
-    OptimizerOptions o;
-    change(o);
-    try {
-      o.Validate();
-    } catch (const InvalidOption& e) {
-      return e.field();
-    }
-    return std::string("(accepted)");
+    return testing::RefusedField<OptimizerOptions>(change);
   };
   EXPECT_EQ(refused([](OptimizerOptions& o) { o.kind = "sgd"; }), "optimizer");
   EXPECT_EQ(refused([](OptimizerOptions& o) { o.adam_beta1 = 1; }),

@@ -19,6 +19,7 @@
 #include "asyncrl/agents/torch_setup.h"
 #include "asyncrl/misc/validate.h"
 #include "gradient_check.h"
+#include "option_check.h"
 #include "reference_targets.h"
 
 namespace asyncrl {
@@ -388,15 +389,8 @@ TEST(PPOMinibatchTest, EveryRowOncePerEpoch) {
 }
 
 TEST(PPOOptionsTest, InvalidOptionsNameTheField) {
-  auto refused = [](auto change) {
-    PPOOptions o;
-    change(o);
-    try {
-      o.Validate();
-    } catch (const InvalidOption& e) {
-      return e.field();
-    }
-    return std::string("(accepted)");
+  const auto refused = [](auto change) {
+    return testing::RefusedField<PPOOptions>(change);
   };
   EXPECT_EQ(refused([](PPOOptions& o) { o.epochs = 0; }), "epochs");
   EXPECT_EQ(refused([](PPOOptions& o) { o.minibatches = 0; }), "minibatches");

@@ -644,6 +644,19 @@ TEST(TrainA3CTest, NormalizeRewardsIsRecordedCheckpointedAndReportsRawScores) {
   }
 }
 
+// Each of `flag_sets` exits 2 with one line and creates no --outdir.
+void ExpectRefusedInOneLine(const TempDir& dir,
+                            const std::vector<std::string>& flag_sets) {
+  for (const std::string& flags : flag_sets) {
+    SCOPED_TRACE(flags);
+    const fs::path out = dir.path() / "refused";
+    const ProcessRun r = TrainA3C(flags + " --outdir " + out.string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_EQ(r.Lines().size(), 1u) << r.output;
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
 // --algorithm ppo: recorded, its checkpoints say "ppo" and hold what A3C's
 // do, --demo --load builds PPO from the recorded flag, a resume cannot
 // change the algorithm, and each algorithm's own flags are refused with the
@@ -685,19 +698,11 @@ TEST(TrainA3CTest, PpoIsRecordedCheckpointedAndResumed) {
   EXPECT_NE(changed.output.find("--algorithm=a3c is invalid; accepted: ppo"),
             std::string::npos)
       << changed.output;
-  for (const std::string& flags :
-       {std::string("--algorithm ppo --policy-target gae"),
-        std::string("--algorithm ppo --fresh-params"),
-        std::string("--epochs 2"), std::string("--algorithm ppo --epochs 0"),
-        std::string("--algorithm ppo --clip-range 1.5"),
-        std::string("--algorithm dqn")}) {
-    SCOPED_TRACE(flags);
-    const fs::path out = dir.path() / "refused";
-    const ProcessRun r = TrainA3C(flags + " --outdir " + out.string());
-    EXPECT_EQ(r.status, 2) << r.output;
-    ASSERT_EQ(r.Lines().size(), 1u) << r.output;
-    EXPECT_FALSE(fs::exists(out));
-  }
+  ExpectRefusedInOneLine(
+      dir,
+      {"--algorithm ppo --policy-target gae", "--algorithm ppo --fresh-params",
+       "--epochs 2", "--algorithm ppo --epochs 0",
+       "--algorithm ppo --clip-range 1.5", "--algorithm dqn"});
 }
 
 // --optimizer adam: recorded; checkpoints hold m, v and the step count,
@@ -741,16 +746,8 @@ TEST(TrainA3CTest, AdamIsRecordedCheckpointedAndResumed) {
                                 "adam, the resumed run's value"),
             std::string::npos)
       << changed.output;
-  for (const std::string& flags :
-       {std::string("--optimizer sgd"), std::string("--adam-beta1 1"),
-        std::string("--adam-epsilon 0")}) {
-    SCOPED_TRACE(flags);
-    const fs::path out = dir.path() / "refused";
-    const ProcessRun r = TrainA3C(flags + " --outdir " + out.string());
-    EXPECT_EQ(r.status, 2) << r.output;
-    ASSERT_EQ(r.Lines().size(), 1u) << r.output;
-    EXPECT_FALSE(fs::exists(out));
-  }
+  ExpectRefusedInOneLine(
+      dir, {"--optimizer sgd", "--adam-beta1 1", "--adam-epsilon 0"});
 }
 
 // Steps near INT64_MAX (a --step-offset 807 steps before it): the schedule
