@@ -788,6 +788,25 @@ TEST(TrainA3CTest, AcrobotPresetRecordsItsSettings) {
                   .has_reward_statistics());
 }
 
+TEST(TrainA3CTest, PendulumPresetRecordsItsSettings) {
+  TempDir dir("pendulum_preset");
+  const ProcessRun run = TrainA3C(
+      "--config " + std::string(ASYNCRL_SOURCE_DIR) +
+      "/configs/pendulum.conf" + " --outdir " + dir.str() +
+      " --processes 1 --steps 600 --quiet");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder = RunFolder(run);
+  EXPECT_EQ(RecordedOption(folder, "env"), "Pendulum-v1");
+  EXPECT_EQ(RecordedOption(folder, "algorithm"), "ppo");
+  EXPECT_EQ(RecordedOption(folder, "optimizer"), "adam");
+  EXPECT_EQ(RecordedOption(folder, "gamma"), "0.9");
+  EXPECT_EQ(RecordedOption(folder, "successful-score"), "-170");
+  const proto::Checkpoint checkpoint =
+      LoadCheckpointDir((folder / "600_finish").string());
+  EXPECT_EQ(checkpoint.agent_type(), "ppo");
+  EXPECT_TRUE(checkpoint.has_reward_statistics());
+}
+
 // configs/chainerrl-gym.conf is the reference's gym example setting for
 // setting (issue 25: it ran 16 environments per process, the file predating
 // that default): what a run from it records, value by value.
