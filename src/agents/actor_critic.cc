@@ -8,6 +8,7 @@
 #include "asyncrl/agents/distributions.h"
 #include "asyncrl/misc/check.h"
 #include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/logging.h"
 #include "asyncrl/misc/timers.h"
 #include "asyncrl/misc/validate.h"
 
@@ -431,13 +432,21 @@ void ActorCriticAgent::LoadFrom(const proto::Checkpoint& checkpoint) {
   }
   const bool adam = common().optimizer.adam();
   const int expected_optimizer = adam ? 2 * expected + 1 : expected;
-  if (checkpoint.optimizer_state_size() != expected_optimizer) {
-    throw std::runtime_error(
-        "checkpoint holds " +
-        std::to_string(checkpoint.optimizer_state_size()) +
-        " optimizer tensors; --optimizer " + common().optimizer.kind +
-        " keeps " + std::to_string(expected_optimizer) +
-        " for this model (was it trained with another --optimizer?)");
+  // A checkpoint of the other optimizer (a --load that changes
+  // --optimizer; a resume cannot): its parameters, and this optimizer's
+  // statistics from zero.
+  const int other_optimizer = adam ? expected : 2 * expected + 1;
+  const bool fresh_statistics =
+      checkpoint.optimizer_state_size() == other_optimizer;
+  if (checkpoint.optimizer_state_size() != expected_optimizer &&
+      !fresh_statistics) {
+    throw std::runtime_error("checkpoint holds " +
+                             std::to_string(checkpoint.optimizer_state_size()) +
+                             " optimizer tensors; --optimizer " +
+                             common().optimizer.kind + " keeps " +
+                             std::to_string(expected_optimizer) +
+                             " for this model, the other optimizer " +
+                             std::to_string(other_optimizer));
   }
   // Read everything first so that a bad tensor leaves the shared state as it
   // was.
@@ -447,6 +456,7 @@ void ActorCriticAgent::LoadFrom(const proto::Checkpoint& checkpoint) {
   for (const auto& s : local_->slices()) {
     ReadFloatTensor(checkpoint.parameters(), s.name, s.shape,
                     params.data() + s.offset);
+    if (fresh_statistics) continue;
     ReadFloatTensor(checkpoint.optimizer_state(),
                     (adam ? "m/" : "ms/") + s.name, s.shape,
                     ms.data() + s.offset);
@@ -456,7 +466,12 @@ void ActorCriticAgent::LoadFrom(const proto::Checkpoint& checkpoint) {
     }
   }
   float adam_step = 0;
-  if (adam) {
+  if (fresh_statistics) {
+    Log(LogLevel::kWarning,
+        std::string("the checkpoint's optimizer statistics are ") +
+            (adam ? "RMSprop's" : "Adam's") + ": this run's --optimizer " +
+            common().optimizer.kind + " starts its statistics from zero");
+  } else if (adam) {
     ReadFloatTensor(checkpoint.optimizer_state(), "adam/step", {1}, &adam_step);
     if (!(adam_step >= 0 && adam_step <= static_cast<float>(kAdamStepCap) &&
           adam_step == std::floor(adam_step))) {

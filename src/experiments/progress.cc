@@ -33,7 +33,10 @@ Progress::Progress(const TrainOptions& options, const ControlBlock& control,
       last_print_(start),
       out_(out),
       is_tty_(is_tty),
-      status_(std::move(status)) {}
+      status_(std::move(status)) {
+  // A resumed Adam run's update count starts at the checkpoint's.
+  last_ = ReadCounters();
+}
 
 std::string Progress::Line(Clock::time_point now) const {
   const Counters counters = ReadCounters();

@@ -95,10 +95,11 @@ std::string RunFolderSnapshot::Restore() const {
     std::string problem;
     if (was == files_.end()) {
       if (!fs::remove(e.path(), ec)) problem = ec.message();
-    } else if (was->second.saved &&
-               (e.file_size(ec) != was->second.size ||
-                e.last_write_time(ec) != was->second.mtime)) {
-      problem = TryWriteFileAtomically(e.path(), was->second.content);
+    } else if (e.file_size(ec) != was->second.size ||
+               e.last_write_time(ec) != was->second.mtime) {
+      problem = was->second.saved
+                    ? TryWriteFileAtomically(e.path(), was->second.content)
+                    : "changed, and too large to have been kept";
     }
     if (!problem.empty()) {
       problems += (problems.empty() ? "" : "; ") + name + ": " + problem;
@@ -107,9 +108,10 @@ std::string RunFolderSnapshot::Restore() const {
   // And the ones removed since (a run starting removes its workers' old
   // statistics).
   for (const auto& [name, was] : files_) {
-    if (!was.saved || fs::exists(dir_ / name, ec)) continue;
+    if (fs::exists(dir_ / name, ec)) continue;
     const std::string problem =
-        TryWriteFileAtomically(dir_ / name, was.content);
+        was.saved ? TryWriteFileAtomically(dir_ / name, was.content)
+                  : "removed, and too large to have been kept";
     if (!problem.empty()) {
       problems += (problems.empty() ? "" : "; ") + name + ": " + problem;
     }

@@ -56,8 +56,7 @@ class RunLock {
 // before it trained (TrainResult::refused: the hosts' options differ) can
 // leave the folder as it was: Restore() removes a folder that was new,
 // else the files added since and rewrites the changed and removed ones (up
-// to 16 MiB each; a larger one, which no refused run writes, is left as it
-// is).
+// to 16 MiB each; a larger one that changed is named in Restore's result).
 class RunFolderSnapshot {
  public:
   // `existed`: false for a folder this run creates (Restore removes it).

@@ -208,14 +208,14 @@ class TrainerRun {
         throw FlagError("--resume=" + f_.resume + " is invalid: " + e.what());
       }
     }
-    // The folder as it is now, for a run refused before it trains.
-    const RunFolderSnapshot before(
-        f_.resume.empty() ? fs::path() : fs::path(f_.resume_run),
-        !f_.resume.empty());
     std::error_code ec;
     const bool outdir_existed = fs::exists(f_.outdir, ec);
     std::unique_ptr<RunLock> lock;
-    const fs::path run = OpenRunFolder(argc, argv, &lock);
+    // A resumed folder as the lock found it, for a run the hosts refuse
+    // before it trains (the only refusal after the folder is written).
+    std::optional<RunFolderSnapshot> before;
+    const fs::path run =
+        OpenRunFolder(argc, argv, &lock, f_.dist.Enabled() ? &before : nullptr);
 
     TrainOptions options = f_.train;
     options.outdir = run.string();
@@ -231,9 +231,10 @@ class TrainerRun {
         TrainAgentAsync(options, EnvFactory(fault), AgentFactory(obs, act),
                         hooks, &std::cout, extensions);
     if (result.refused) {
-      const std::string problem =
-          (f_.resume.empty() ? RunFolderSnapshot(run, false) : before)
-              .Restore();
+      const std::string problem = f_.resume.empty()
+                                      ? RunFolderSnapshot(run, false).Restore()
+                                  : before ? before->Restore()
+                                           : "no snapshot of it was taken";
       lock.reset();
       // --outdir too, when this run created it and nothing else is in it.
       if (f_.resume.empty() && !outdir_existed) fs::remove(f_.outdir, ec);
@@ -304,8 +305,11 @@ class TrainerRun {
 
   // The run folder: the resumed run's, or a new one; locked for this run
   // (*lock), then command.txt (appended to on resume) and args.json.
+  // `before` (if not null): the resumed folder's files once it is locked,
+  // before this run writes.
   fs::path OpenRunFolder(int argc, const char* const* argv,
-                         std::unique_ptr<RunLock>* lock) const {
+                         std::unique_ptr<RunLock>* lock,
+                         std::optional<RunFolderSnapshot>* before) const {
     std::string command;
     for (int a = 0; a < argc; ++a) {
       command += (a ? " " : "") + ShellQuote(argv[a]);
@@ -323,6 +327,7 @@ class TrainerRun {
         throw FlagError("--resume=" + f_.resume + " is invalid; accepted: " +
                         "a run folder this user can write (" + e.what() + ")");
       }
+      if (before != nullptr) before->emplace(run, /*existed=*/true);
       std::cout << "results in " << run.string() << " (resuming from "
                 << f_.resume << " at step " << f_.resume_step << ")"
                 << std::endl;

@@ -418,6 +418,14 @@ class Trainer {
     for (const auto& part : ctx.worker_extensions) {
       if (!part->Ready()) return;
     }
+    if (!ctx.worker_extensions.empty()) {
+      // An extension may have replaced the shared state while this worker
+      // waited (the hosts: rank 0's parameters, statistics and update
+      // count): act with it, and count the policy lag from it.
+      agent->BindShared({region_->params(), region_->optimizer_state(),
+                         &control.agent_counters, region_->agent_state()},
+                        /*initialize=*/false);
+    }
     for (const auto& part : ctx.worker_extensions) {
       if (StepSource* steps = part->Steps()) ctx.steps = steps;
     }

@@ -206,7 +206,7 @@ TEST(HostsFailureTest, ADuplicateRankIsRefusedAndTheRunGoesOn) {
   EXPECT_NE(ones[refused]->output().find(
                 "train_a3c: rank 1: --node-rank=1 is invalid; accepted: a "
                 "rank no other host of this run has, in [0, 2) (another host "
-                "already joined as rank 1)"),
+                "already joined as rank 1;"),
             std::string::npos)
       << ones[refused]->output();
   EXPECT_FALSE(fs::exists(dir.path() / (refused == 0 ? "a" : "b")));
@@ -228,6 +228,17 @@ TEST(HostsFailureTest, APortInUseOnRankZerosMachineIsRefused) {
   TempDir dir("hosts_port_in_use");
   Spawned rank0(HostArgs(dir, 2, 0, port, "1000"), "");
   EXPECT_EQ(rank0.Finish(), 2) << rank0.output();
+  // c10d logs the failed binds through glog: only at --log-level debug.
+  EXPECT_EQ(rank0.output().find("[c10d]"), std::string::npos) << rank0.output();
+  EXPECT_EQ(rank0.output().find("InitGoogleLogging"), std::string::npos)
+      << rank0.output();
+  Spawned verbose(HostArgs(dir, 2, 0, port, "1000", {"--log-level", "debug"}),
+                  "");
+  EXPECT_EQ(verbose.Finish(), 2) << verbose.output();
+  EXPECT_NE(
+      verbose.output().find("[c10d] The server socket has failed to bind"),
+      std::string::npos)
+      << verbose.output();
   close(fd);
   EXPECT_NE(
       rank0.output().find(

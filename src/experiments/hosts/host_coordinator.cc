@@ -245,8 +245,11 @@ void HostCoordinator::ShareRankZeroState() {
   }
   s.net.Broadcast(s.params, s.num_params);
   s.net.Broadcast(s.optimizer, s.num_optimizer);
+  // The update count too: Adam's step (agents/shared_rmsprop.h) goes on
+  // from rank 0's on every host.
   at::Tensor counters = at::tensor(
-      std::vector<int64_t>{control.global_step.load(), control.episodes.load()},
+      std::vector<int64_t>{control.global_step.load(), control.episodes.load(),
+                           control.agent_counters.updates.load()},
       at::kLong);
   {
     std::vector<at::Tensor> v{counters};
@@ -257,6 +260,7 @@ void HostCoordinator::ShareRankZeroState() {
     control.start_step = counters[0].item<int64_t>();
     control.episodes.store(counters[1].item<int64_t>());
     s.others_episodes = counters[1].item<int64_t>();
+    control.agent_counters.updates.store(counters[2].item<int64_t>());
   }
   total_steps_ = control.global_step.load();
   formed_ = true;

@@ -21,7 +21,8 @@ void HostGroup::Connect() {
     throw RendezvousRefused(
         "--node-rank=" + me + " is invalid; accepted: a rank no other host " +
         "of this run has, in [0, " + std::to_string(size()) +
-        ") (another host already joined as rank " + me + ")");
+        ") (another host already joined as rank " + me +
+        "; if that one died, restart every host)");
   }
   // A host whose workers are done enters each collective at once and waits
   // there for the others' next round: up to an interval more.

@@ -187,8 +187,11 @@ std::terminate_handler previous_terminate = nullptr;
                          code == std::errc::broken_pipe ||
                          code == std::errc::connection_aborted;
       if (reset && gettid() != getpid()) {
-        Log(LogLevel::kDebug,
-            std::string("dist: a c10d store thread stopped: ") + error.what());
+        Log(LogLevel::kWarning,
+            std::string("dist: a c10d thread stopped on a lost connection (") +
+                error.what() +
+                "); it is parked, and this host stops as the lost host or "
+                "store is noticed");
         while (true) pause();
       }
     } catch (...) {
