@@ -788,6 +788,24 @@ TEST(TrainA3CTest, AcrobotPresetRecordsItsSettings) {
                   .has_reward_statistics());
 }
 
+TEST(TrainA3CTest, CartpolePresetRecordsItsSettings) {
+  TempDir dir("cartpole_preset");
+  const ProcessRun run = TrainA3C(
+      "--config " + std::string(ASYNCRL_SOURCE_DIR) +
+      "/configs/cartpole.conf" + " --outdir " + dir.str() +
+      " --processes 1 --steps 300 --quiet");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder = RunFolder(run);
+  EXPECT_EQ(RecordedOption(folder, "env"), "CartPole-v1");
+  EXPECT_EQ(RecordedOption(folder, "normalize-observations"), "true");
+  EXPECT_EQ(RecordedOption(folder, "normalize-rewards"), "true");
+  EXPECT_EQ(RecordedOption(folder, "successful-score"), "475");
+  const proto::Checkpoint checkpoint =
+      LoadCheckpointDir((folder / "300_finish").string());
+  EXPECT_TRUE(checkpoint.has_observation_statistics());
+  EXPECT_TRUE(checkpoint.has_reward_statistics());
+}
+
 TEST(TrainA3CTest, PendulumPresetRecordsItsSettings) {
   TempDir dir("pendulum_preset");
   const ProcessRun run = TrainA3C(
