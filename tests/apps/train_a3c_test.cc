@@ -791,9 +791,8 @@ TEST(TrainA3CTest, AcrobotPresetRecordsItsSettings) {
 TEST(TrainA3CTest, CartpolePresetRecordsItsSettings) {
   TempDir dir("cartpole_preset");
   const ProcessRun run = TrainA3C(
-      "--config " + std::string(ASYNCRL_SOURCE_DIR) +
-      "/configs/cartpole.conf" + " --outdir " + dir.str() +
-      " --processes 1 --steps 300 --quiet");
+      "--config " + std::string(ASYNCRL_SOURCE_DIR) + "/configs/cartpole.conf" +
+      " --outdir " + dir.str() + " --processes 1 --steps 300 --quiet");
   ASSERT_EQ(run.status, 0) << run.output;
   const fs::path folder = RunFolder(run);
   EXPECT_EQ(RecordedOption(folder, "env"), "CartPole-v1");
@@ -809,9 +808,8 @@ TEST(TrainA3CTest, CartpolePresetRecordsItsSettings) {
 TEST(TrainA3CTest, PendulumPresetRecordsItsSettings) {
   TempDir dir("pendulum_preset");
   const ProcessRun run = TrainA3C(
-      "--config " + std::string(ASYNCRL_SOURCE_DIR) +
-      "/configs/pendulum.conf" + " --outdir " + dir.str() +
-      " --processes 1 --steps 600 --quiet");
+      "--config " + std::string(ASYNCRL_SOURCE_DIR) + "/configs/pendulum.conf" +
+      " --outdir " + dir.str() + " --processes 1 --steps 600 --quiet");
   ASSERT_EQ(run.status, 0) << run.output;
   const fs::path folder = RunFolder(run);
   EXPECT_EQ(RecordedOption(folder, "env"), "Pendulum-v1");
