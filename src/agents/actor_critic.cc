@@ -18,6 +18,63 @@ namespace {
 // Adam's step count as checkpoints store it (a float: exact up to 2^24).
 constexpr int64_t kAdamStepCap = int64_t{1} << 24;
 
+// The optimizer's statistics in a checkpoint (ms/, or m/, v/ and
+// adam/step), laid out as the shared area holds them.
+struct OptimizerState {
+  std::vector<float> statistics;
+  int64_t adam_step = 0;
+};
+
+// Reads them for `flat`'s slices; a checkpoint of the other optimizer (a
+// --load that changes --optimizer; a resume cannot) gives statistics of
+// zero, with a warning. Throws std::runtime_error naming what is wrong.
+OptimizerState ReadOptimizerState(const proto::Checkpoint& checkpoint,
+                                  const FlatParameters& flat,
+                                  const OptimizerOptions& options) {
+  const auto slices = static_cast<int>(flat.slices().size());
+  const bool adam = options.adam();
+  const int expected = adam ? 2 * slices + 1 : slices;
+  const int other = adam ? slices : 2 * slices + 1;
+  const int found = checkpoint.optimizer_state_size();
+  if (found != expected && found != other) {
+    throw std::runtime_error(
+        "checkpoint holds " + std::to_string(found) +
+        " optimizer tensors; accepted: " + std::to_string(expected) +
+        " (--optimizer " + options.kind + " for this model) or " +
+        std::to_string(other) + " (the other optimizer's)");
+  }
+  const int64_t n = flat.size();
+  OptimizerState state;
+  state.statistics.assign(n * options.StatisticsPerParameter(), 0.0f);
+  if (found == other) {
+    Log(LogLevel::kWarning,
+        std::string("the checkpoint's optimizer statistics are ") +
+            (adam ? "RMSprop's" : "Adam's") + ": this run's --optimizer " +
+            options.kind + " starts its statistics from zero");
+    return state;
+  }
+  for (const auto& s : flat.slices()) {
+    ReadFloatTensor(checkpoint.optimizer_state(),
+                    (adam ? "m/" : "ms/") + s.name, s.shape,
+                    state.statistics.data() + s.offset);
+    if (adam) {
+      ReadFloatTensor(checkpoint.optimizer_state(), "v/" + s.name, s.shape,
+                      state.statistics.data() + n + s.offset);
+    }
+  }
+  if (!adam) return state;
+  float step = 0;
+  ReadFloatTensor(checkpoint.optimizer_state(), "adam/step", {1}, &step);
+  if (!(step >= 0 && step <= static_cast<float>(kAdamStepCap) &&
+        step == std::floor(step))) {
+    throw std::runtime_error("checkpoint's adam/step is " +
+                             std::to_string(step) +
+                             "; accepted: an integer in [0, 2^24]");
+  }
+  state.adam_step = static_cast<int64_t>(step);
+  return state;
+}
+
 }  // namespace
 
 void ActorCriticOptions::Validate() const {
@@ -430,56 +487,16 @@ void ActorCriticAgent::LoadFrom(const proto::Checkpoint& checkpoint) {
         " parameter tensors; this model has " + std::to_string(expected) +
         " (different --arch or environment?)");
   }
-  const bool adam = common().optimizer.adam();
-  const int expected_optimizer = adam ? 2 * expected + 1 : expected;
-  // A checkpoint of the other optimizer (a --load that changes
-  // --optimizer; a resume cannot): its parameters, and this optimizer's
-  // statistics from zero.
-  const int other_optimizer = adam ? expected : 2 * expected + 1;
-  const bool fresh_statistics =
-      checkpoint.optimizer_state_size() == other_optimizer;
-  if (checkpoint.optimizer_state_size() != expected_optimizer &&
-      !fresh_statistics) {
-    throw std::runtime_error("checkpoint holds " +
-                             std::to_string(checkpoint.optimizer_state_size()) +
-                             " optimizer tensors; --optimizer " +
-                             common().optimizer.kind + " keeps " +
-                             std::to_string(expected_optimizer) +
-                             " for this model, the other optimizer " +
-                             std::to_string(other_optimizer));
-  }
   // Read everything first so that a bad tensor leaves the shared state as it
   // was.
   const int64_t n = local_->size();
   std::vector<float> params(n);
-  std::vector<float> ms(n * common().optimizer.StatisticsPerParameter());
   for (const auto& s : local_->slices()) {
     ReadFloatTensor(checkpoint.parameters(), s.name, s.shape,
                     params.data() + s.offset);
-    if (fresh_statistics) continue;
-    ReadFloatTensor(checkpoint.optimizer_state(),
-                    (adam ? "m/" : "ms/") + s.name, s.shape,
-                    ms.data() + s.offset);
-    if (adam) {
-      ReadFloatTensor(checkpoint.optimizer_state(), "v/" + s.name, s.shape,
-                      ms.data() + n + s.offset);
-    }
   }
-  float adam_step = 0;
-  if (fresh_statistics) {
-    Log(LogLevel::kWarning,
-        std::string("the checkpoint's optimizer statistics are ") +
-            (adam ? "RMSprop's" : "Adam's") + ": this run's --optimizer " +
-            common().optimizer.kind + " starts its statistics from zero");
-  } else if (adam) {
-    ReadFloatTensor(checkpoint.optimizer_state(), "adam/step", {1}, &adam_step);
-    if (!(adam_step >= 0 && adam_step <= static_cast<float>(kAdamStepCap) &&
-          adam_step == std::floor(adam_step))) {
-      throw std::runtime_error("checkpoint's adam/step is " +
-                               std::to_string(adam_step) +
-                               "; accepted: an integer in [0, 2^24]");
-    }
-  }
+  const OptimizerState optimizer =
+      ReadOptimizerState(checkpoint, *local_, common().optimizer);
   // The return statistics, checked on a copy first: nothing changes when
   // anything throws. A checkpoint without them (its run did not normalize
   // rewards) leaves this agent's as they are (fresh in a new run); one with
@@ -517,11 +534,11 @@ void ActorCriticAgent::LoadFrom(const proto::Checkpoint& checkpoint) {
     reward_normalizer_->LoadFrom(checkpoint.reward_statistics());
   }
   std::memcpy(shared_params_, params.data(), n * sizeof(float));
-  std::memcpy(shared_ms_, ms.data(), ms.size() * sizeof(float));
-  if (adam) {
+  std::memcpy(shared_ms_, optimizer.statistics.data(),
+              optimizer.statistics.size() * sizeof(float));
+  if (common().optimizer.adam()) {
     // The run's update count, Adam's step, goes on from the checkpoint's.
-    counters_->updates.store(static_cast<int64_t>(adam_step),
-                             std::memory_order_relaxed);
+    counters_->updates.store(optimizer.adam_step, std::memory_order_relaxed);
   }
   RefreshLocal();
   acting_params_updates_ = counters_->updates.load(std::memory_order_relaxed);

@@ -351,6 +351,44 @@ class Trainer {
 
   // A worker process: its agent, environments, evaluator and extensions'
   // parts, then the training loop.
+  // A worker's agent on the run's shared state (its local copy refreshed
+  // from it, the policy lag counted from now).
+  void BindToRegion(Agent& agent) {
+    agent.BindShared(
+        {region_->params(), region_->optimizer_state(),
+         &region_->control().agent_counters, region_->agent_state()},
+        /*initialize=*/false);
+  }
+
+  // The extensions' parts of worker `idx` (ctx.agent and ctx.envs made),
+  // once all are ready; false when one says the worker must not train.
+  bool StartWorkerExtensions(int idx, WorkerContext& ctx) {
+    WorkerInfo info;
+    info.process_idx = idx;
+    info.options = &options_;
+    info.control = ctx.control;
+    info.params = region_->params();
+    info.envs = &ctx.envs;
+    info.make_agent = [this, idx] { return make_agent_(idx); };
+    for (const auto& extension : extensions_) {
+      if (auto part = extension->StartWorker(info)) {
+        ctx.worker_extensions.push_back(std::move(part));
+      }
+    }
+    if (ctx.worker_extensions.empty()) return true;
+    for (const auto& part : ctx.worker_extensions) {
+      if (!part->Ready()) return false;
+    }
+    // An extension may have replaced the shared state while this worker
+    // waited (the hosts: rank 0's parameters, statistics and update count):
+    // act with it, and count the policy lag from it.
+    BindToRegion(*ctx.agent);
+    for (const auto& part : ctx.worker_extensions) {
+      if (StepSource* steps = part->Steps()) ctx.steps = steps;
+    }
+    return true;
+  }
+
   void RunWorker(int idx) {
     ProfileScope profile(options_.profile, outdir_, std::to_string(idx));
     TimerFileScope timers(outdir_, idx);
@@ -387,9 +425,7 @@ class Trainer {
                              std::to_string(sizes_.optimizer) + ", " +
                              std::to_string(sizes_.state_bytes) + ")");
     }
-    agent->BindShared({region_->params(), region_->optimizer_state(),
-                       &control.agent_counters, region_->agent_state()},
-                      /*initialize=*/false);
+    BindToRegion(*agent);
     ctx.agent = agent.get();
     ReportWorkerProgress();  // Started: watched from now on.
     for (int j = 0; j < options_.envs_per_process; ++j) {
@@ -403,32 +439,7 @@ class Trainer {
       ctx.evaluator = evaluator.get();
     }
     ctx.hooks = &hooks_;
-    WorkerInfo info;
-    info.process_idx = idx;
-    info.options = &options_;
-    info.control = &control;
-    info.params = region_->params();
-    info.envs = &ctx.envs;
-    info.make_agent = [this, idx] { return make_agent_(idx); };
-    for (const auto& extension : extensions_) {
-      if (auto part = extension->StartWorker(info)) {
-        ctx.worker_extensions.push_back(std::move(part));
-      }
-    }
-    for (const auto& part : ctx.worker_extensions) {
-      if (!part->Ready()) return;
-    }
-    if (!ctx.worker_extensions.empty()) {
-      // An extension may have replaced the shared state while this worker
-      // waited (the hosts: rank 0's parameters, statistics and update
-      // count): act with it, and count the policy lag from it.
-      agent->BindShared({region_->params(), region_->optimizer_state(),
-                         &control.agent_counters, region_->agent_state()},
-                        /*initialize=*/false);
-    }
-    for (const auto& part : ctx.worker_extensions) {
-      if (StepSource* steps = part->Steps()) ctx.steps = steps;
-    }
+    if (!StartWorkerExtensions(idx, ctx)) return;
     TrainLoop(ctx);
     ReportWorkerProgress();
     WriteStatistics(outdir_, idx, *agent);

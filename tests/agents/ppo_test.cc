@@ -100,31 +100,23 @@ TEST(PPOLossTest, OutputGradientsEqualCentralDifferencesOfTheLoss) {
         ReferenceLoss(o, lp, h, std::vector<double>(vf.begin(), vf.end()),
                       old_lp, adv, ret, old_v),
         1e-9);
-    const double eps = 1e-7;
-    auto loss = [&](std::vector<double> lp2, std::vector<double> h2,
-                    std::vector<double> v2) {
-      return ReferenceLoss(o, lp2, h2, v2, old_lp, adv, ret, old_v);
-    };
+    // The derivative of the loss in input `which` (0: log pi, 1: entropy,
+    // 2: value) of row i, by central differences.
     const std::vector<double> vd(vf.begin(), vf.end());
+    auto numeric = [&](int which, int i) {
+      const double eps = 1e-7;
+      std::vector<std::vector<double>> up = {lp, h, vd}, down = up;
+      up[which][i] += eps;
+      down[which][i] -= eps;
+      return (ReferenceLoss(o, up[0], up[1], up[2], old_lp, adv, ret, old_v) -
+              ReferenceLoss(o, down[0], down[1], down[2], old_lp, adv, ret,
+                            old_v)) /
+             (2 * eps);
+    };
     for (int i = 0; i < b; ++i) {
-      auto up = lp, down = lp;
-      up[i] += eps;
-      down[i] -= eps;
-      EXPECT_NEAR(g.log_prob[i],
-                  (loss(up, h, vd) - loss(down, h, vd)) / (2 * eps), 1e-6)
-          << "log pi, row " << i;
-      auto hu = h, hd = h;
-      hu[i] += eps;
-      hd[i] -= eps;
-      EXPECT_NEAR(g.entropy[i],
-                  (loss(lp, hu, vd) - loss(lp, hd, vd)) / (2 * eps), 1e-6)
-          << "entropy, row " << i;
-      auto vu = vd, vdn = vd;
-      vu[i] += eps;
-      vdn[i] -= eps;
-      EXPECT_NEAR(g.value[i], (loss(lp, h, vu) - loss(lp, h, vdn)) / (2 * eps),
-                  1e-6)
-          << "value, row " << i;
+      EXPECT_NEAR(g.log_prob[i], numeric(0, i), 1e-6) << "log pi, row " << i;
+      EXPECT_NEAR(g.entropy[i], numeric(1, i), 1e-6) << "entropy, row " << i;
+      EXPECT_NEAR(g.value[i], numeric(2, i), 1e-6) << "value, row " << i;
     }
   }
 }

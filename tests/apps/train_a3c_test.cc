@@ -774,13 +774,20 @@ TEST(TrainA3CTest, TheEvaluationScheduleDoesNotOverflowNearTheLastStep) {
 
 // configs/acrobot.conf, the Acrobot-v1 preset (issue 26 part 5): a short
 // run of it records its settings.
+// A short run of configs/<name>: its run folder (the run must succeed).
+fs::path RunPreset(const TempDir& dir, const std::string& name,
+                   const std::string& steps) {
+  const ProcessRun run =
+      TrainA3C("--config " + std::string(ASYNCRL_SOURCE_DIR) + "/configs/" +
+               name + " --outdir " + dir.str() + " --processes 1 --steps " +
+               steps + " --quiet");
+  EXPECT_EQ(run.status, 0) << run.output;
+  return RunFolder(run);
+}
+
 TEST(TrainA3CTest, AcrobotPresetRecordsItsSettings) {
   TempDir dir("acrobot_preset");
-  const ProcessRun run = TrainA3C(
-      "--config " + std::string(ASYNCRL_SOURCE_DIR) + "/configs/acrobot.conf" +
-      " --outdir " + dir.str() + " --processes 1 --steps 300 --quiet");
-  ASSERT_EQ(run.status, 0) << run.output;
-  const fs::path folder = RunFolder(run);
+  const fs::path folder = RunPreset(dir, "acrobot.conf", "300");
   EXPECT_EQ(RecordedOption(folder, "env"), "Acrobot-v1");
   EXPECT_EQ(RecordedOption(folder, "normalize-rewards"), "true");
   EXPECT_EQ(RecordedOption(folder, "successful-score"), "-80");
@@ -790,11 +797,7 @@ TEST(TrainA3CTest, AcrobotPresetRecordsItsSettings) {
 
 TEST(TrainA3CTest, CartpolePresetRecordsItsSettings) {
   TempDir dir("cartpole_preset");
-  const ProcessRun run = TrainA3C(
-      "--config " + std::string(ASYNCRL_SOURCE_DIR) + "/configs/cartpole.conf" +
-      " --outdir " + dir.str() + " --processes 1 --steps 300 --quiet");
-  ASSERT_EQ(run.status, 0) << run.output;
-  const fs::path folder = RunFolder(run);
+  const fs::path folder = RunPreset(dir, "cartpole.conf", "300");
   EXPECT_EQ(RecordedOption(folder, "env"), "CartPole-v1");
   EXPECT_EQ(RecordedOption(folder, "normalize-observations"), "true");
   EXPECT_EQ(RecordedOption(folder, "normalize-rewards"), "true");
@@ -807,11 +810,7 @@ TEST(TrainA3CTest, CartpolePresetRecordsItsSettings) {
 
 TEST(TrainA3CTest, PendulumPresetRecordsItsSettings) {
   TempDir dir("pendulum_preset");
-  const ProcessRun run = TrainA3C(
-      "--config " + std::string(ASYNCRL_SOURCE_DIR) + "/configs/pendulum.conf" +
-      " --outdir " + dir.str() + " --processes 1 --steps 600 --quiet");
-  ASSERT_EQ(run.status, 0) << run.output;
-  const fs::path folder = RunFolder(run);
+  const fs::path folder = RunPreset(dir, "pendulum.conf", "600");
   EXPECT_EQ(RecordedOption(folder, "env"), "Pendulum-v1");
   EXPECT_EQ(RecordedOption(folder, "algorithm"), "ppo");
   EXPECT_EQ(RecordedOption(folder, "optimizer"), "adam");
