@@ -553,6 +553,60 @@ void RecordResolved(const po::variables_map& vm, const FlagContext& context,
   if (context.a3c_agent) f.resolved["beta"] = FormatValue(f.agent.beta);
 }
 
+// A curriculum file changed since the resumed run: other parameters or
+// other lessons are refused (the saved lessons would mean other ones; they
+// used to be matched by name and clamped silently), other values or
+// completion criteria are said as a change.
+void CheckResumedCurriculum(const proto::Checkpoint& checkpoint, RunFlags& f) {
+  std::vector<std::string> before, now;
+  for (const auto& saved : checkpoint.curriculum()) {
+    before.push_back(saved.parameter());
+  }
+  if (f.curriculum) {
+    for (const auto& p : f.curriculum->parameters) now.push_back(p.parameter);
+  }
+  auto refuse = [&](const std::string& what) {
+    throw FlagError(
+        "--curriculum=" +
+        (f.curriculum_file.empty() ? std::string("(none)")
+                                   : f.curriculum_file) +
+        " is invalid; accepted: a file with the resumed run's parameters "
+        "and lessons (" +
+        what + "; start a new run with --load to change them)");
+  };
+  std::vector<std::string> sorted_before = before, sorted_now = now;
+  std::sort(sorted_before.begin(), sorted_before.end());
+  std::sort(sorted_now.begin(), sorted_now.end());
+  if (sorted_before != sorted_now) {
+    refuse("parameters: " +
+           (before.empty() ? std::string("none") : JoinNames(before)) +
+           " in the checkpoint, " +
+           (now.empty() ? std::string("none") : JoinNames(now)) + " now");
+  }
+  for (const auto& saved : checkpoint.curriculum()) {
+    if (saved.lesson_names_size() == 0) continue;  // Not recorded then.
+    const ParameterSchedule& p = *std::find_if(
+        f.curriculum->parameters.begin(), f.curriculum->parameters.end(),
+        [&](const ParameterSchedule& q) {
+          return q.parameter == saved.parameter();
+        });
+    const std::vector<std::string> saved_names(saved.lesson_names().begin(),
+                                               saved.lesson_names().end());
+    std::vector<std::string> names;
+    for (const Lesson& l : p.lessons) names.push_back(l.name);
+    if (saved_names != names) {
+      refuse("parameter '" + p.parameter + "': lessons " +
+             JoinNames(saved_names) + " in the checkpoint, " +
+             JoinNames(names) + " now");
+    }
+    if (saved.description() != p.Describe()) {
+      f.resume_changes.push_back("curriculum parameter " + p.parameter +
+                                 ": " + saved.description() + " -> " +
+                                 p.Describe());
+    }
+  }
+}
+
 // --resume: what changed against the resumed run (a breaking option
 // refused), and the checkpoint checked before anything is written.
 void CheckResume(const po::variables_map& vm, const std::string& auto_arch,
@@ -592,6 +646,7 @@ void CheckResume(const po::variables_map& vm, const std::string& auto_arch,
   } catch (const std::runtime_error& e) {
     throw FlagError("--resume=" + f.resume + " is invalid: " + e.what());
   }
+  CheckResumedCurriculum(checkpoint, f);
   f.resume_step = checkpoint.global_step();
   Require(f.resume_step < f.train.steps, "steps", FormatValue(f.train.steps),
           "more than the checkpoint's step " + FormatValue(f.resume_step));

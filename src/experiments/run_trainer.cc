@@ -345,6 +345,11 @@ class TrainerRun {
       std::cout << "results in " << run.string() << std::endl;
       WriteFileAtomically(CommandPath(run.string()), command + "\n");
     }
+    if (f_.curriculum) {
+      for (const auto& warning : f_.curriculum->warnings) {
+        Log(LogLevel::kWarning, warning);
+      }
+    }
     Json::Object args;
     for (const auto& [key, value] : f_.resolved) args[key] = value;
     WriteFileAtomically(ArgsPath(run.string()), Json(args).Dump(2) + "\n");

@@ -14,14 +14,15 @@ namespace asyncrl {
 
 void SaveSnapshot(const Agent& agent, const ControlBlock& control,
                   const TrainOptions& options, const Extensions& extensions,
-                  const std::string& dir) {
+                  const std::string& dir, int64_t global_step) {
   ScopedTimer timer("checkpoint");
   // A save after the steps are spent is progress the parent watches
   // (ProcessGroupOptions::finish_timeout); a no-op in the parent.
   ReportWorkerProgress();
   proto::Checkpoint checkpoint;
   checkpoint.set_agent_type(agent.Type());
-  checkpoint.set_global_step(control.global_step.load());
+  checkpoint.set_global_step(global_step >= 0 ? global_step
+                                             : control.global_step.load());
   checkpoint.set_episodes(control.episodes.load());
   checkpoint.set_has_best_score(control.has_best_score.load() != 0);
   checkpoint.set_best_score(control.best_score.load());

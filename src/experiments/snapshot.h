@@ -16,10 +16,14 @@ namespace asyncrl {
 // Writes `agent` (its shared state once bound), the counters of `control`
 // and each extension's state (TrainerExtension::SaveTo) to checkpoint
 // directory `dir` atomically. Reads the best score lock-free (it is atomic;
-// evaluators update it under control.mutex).
+// evaluators update it under control.mutex). `global_step` (>= 0) is the
+// step recorded instead of the shared counter, which also counts steps other
+// workers have claimed but not yet taken: a periodic <t>_checkpoint/ records
+// t, so its name and its content agree and a resume from it never skips a
+// step.
 void SaveSnapshot(const Agent& agent, const ControlBlock& control,
                   const TrainOptions& options, const Extensions& extensions,
-                  const std::string& dir);
+                  const std::string& dir, int64_t global_step = -1);
 
 // What LoadSnapshot restores.
 enum class LoadMode {

@@ -178,7 +178,7 @@ class Worker {
     boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
         lock(control_.mutex);
     SaveSnapshot(agent_, control_, options_, ctx_.extensions,
-                 CheckpointDir(options_.outdir, t));
+                 CheckpointDir(options_.outdir, t), t);
     PruneCheckpoints(options_.outdir, options_.keep_checkpoints);
   }
 

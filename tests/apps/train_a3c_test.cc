@@ -1019,12 +1019,54 @@ TEST(TrainA3CTest, CurriculumAdvancesIsVisibleAndResumes) {
 
   // Resumed at 15000 of a 40000-step run: progress 0.375 is past the first
   // threshold only, but the checkpoint's lesson (the last) holds, and no
-  // advance is reported again.
+  // advance is reported again. The file changed since: a lesson fewer is
+  // refused (its lessons used to be matched by name and clamped silently),
+  // and nothing of the run changes; another value is said.
+  const auto scores_before = ReadLines(run / "scores.txt");
+  auto write_goal = [&](const std::string& far) {
+    std::ofstream out(yaml);
+    out << "environment_parameters:\n"
+           "  goal_position:\n"
+           "    curriculum:\n"
+           "      - name: near\n"
+           "        completion_criteria: {measure: progress, threshold: 0.3}\n"
+           "        value: -0.3\n"
+           "      - name: middle\n"
+        << (far.empty() ? "" : "        completion_criteria: {measure: progress, threshold: 0.6}\n")
+        << "        value: 0.1\n"
+        << far
+        << "  force:\n"
+           "    sampler_type: uniform\n"
+           "    sampler_parameters: {min_value: 0.001, max_value: 0.002}\n";
+  };
+  write_goal("");
+  const ProcessRun fewer =
+      TrainA3C("--resume " + (run / "15000_checkpoint").string() +
+               " --steps 40000 --quiet");
+  EXPECT_EQ(fewer.status, 2) << fewer.output;
+  ASSERT_EQ(fewer.Lines().size(), 1u) << fewer.output;
+  EXPECT_EQ(fewer.Lines()[0],
+            "train_a3c: --curriculum=" + yaml.string() +
+                " is invalid; accepted: a file with the resumed run's "
+                "parameters and lessons (parameter 'goal_position': lessons "
+                "near, middle, far in the checkpoint, near, middle now; start "
+                "a new run with --load to change them)");
+  EXPECT_EQ(ReadLines(run / "scores.txt"), scores_before);
+  write_goal("      - name: far\n        value: 0.45\n");
   const ProcessRun second =
       TrainA3C("--resume " + (run / "15000_checkpoint").string() +
                " --steps 40000 --quiet");
   ASSERT_EQ(second.status, 0) << second.output;
   EXPECT_EQ(second.output.find("curriculum: lesson"), std::string::npos)
+      << second.output;
+  EXPECT_NE(second.output.find(
+                "resume: changed curriculum parameter goal_position: near: "
+                "-0.3 until progress > 0.3 over 0 episodes, smoothed; middle: "
+                "0.1 until progress > 0.6 over 0 episodes, smoothed; far: 0.5 "
+                "-> near: -0.3 until progress > 0.3 over 0 episodes, "
+                "smoothed; middle: 0.1 until progress > 0.6 over 0 episodes, "
+                "smoothed; far: 0.45\n"),
+            std::string::npos)
       << second.output;
   const proto::Checkpoint finish =
       LoadCheckpointDir((run / "40000_finish").string());
@@ -1166,6 +1208,29 @@ TEST(TrainA3CTest, RunWritesProfilesTimersEventsAndCurve) {
                                  " 2>/dev/null | head -5");
     EXPECT_NE(pprof.output.find("Total:"), std::string::npos) << pprof.output;
   }
+}
+
+// A periodic <t>_checkpoint/ holds step t: the shared counter it used to
+// store also counts the steps the other worker had claimed (up to 16 at a
+// time here) and not yet taken, so a resume from it skipped them.
+TEST(TrainA3CTest, PeriodicCheckpointsHoldTheStepTheyAreNamedAfter) {
+  TempDir dir("periodic");
+  const ProcessRun run_process = TrainA3C(
+      "--outdir " + dir.str() +
+      " --processes 2 --envs-per-process 16 --steps 40000"
+      " --eval-interval 1000000 --checkpoint-interval 1000"
+      " --keep-checkpoints 100 --quiet");
+  ASSERT_EQ(run_process.status, 0) << run_process.output;
+  const fs::path run = RunFolder(run_process);
+  int checked = 0;
+  for (int64_t t = 1000; t < 40000; t += 1000) {
+    const fs::path checkpoint = run / (std::to_string(t) + "_checkpoint");
+    ASSERT_TRUE(fs::exists(checkpoint)) << checkpoint;
+    EXPECT_EQ(LoadCheckpointDir(checkpoint.string()).global_step(), t)
+        << checkpoint;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 39);
 }
 
 TEST(TrainA3CTest, ResumeContinuesTheRunInItsFolder) {

@@ -99,6 +99,82 @@ TEST(CurriculumParseTest, ReadsEverySamplerAndLessons) {
   EXPECT_EQ(c.LessonSummary(lessons), "force_mag 2/3");
 }
 
+// ML-Agents' completion_criteria.behavior is accepted with one warning line
+// naming where it is; a file without it has no warning.
+TEST(CurriculumParseTest, ABehaviorIsNamedInOneWarningLine) {
+  const Curriculum c = Parse(kFull);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0],
+            "test.yaml: completion_criteria.behavior (line 19) is ignored: "
+            "asyncrl trains one behaviour, whose episodes every measure "
+            "counts");
+  EXPECT_TRUE(Parse("environment_parameters:\n  gravity: 0.0025\n")
+                  .warnings.empty());
+}
+
+// What a checkpoint records of a parameter, so a resume sees a change.
+TEST(CurriculumParseTest, DescribesEveryLessonValueAndCriteria) {
+  const Curriculum c = Parse(kFull);
+  EXPECT_EQ(c.parameters[0].Describe(), "uniform(0.3, 0.7)");
+  EXPECT_EQ(c.parameters[3].Describe(),
+            "strong: 20 until reward > 100 over 3 episodes, require_reset; "
+            "middle: uniform(12, 14) until progress > 0.5 over 0 episodes, "
+            "smoothed; lesson 3: 10");
+}
+
+constexpr const char* kSeeded = R"(environment_parameters:
+  length:
+    sampler_type: uniform
+    sampler_parameters: {min_value: 0.3, max_value: 0.7, seed: 1234}
+  masspole:
+    sampler_type: uniform
+    sampler_parameters: {min_value: 0.05, max_value: 0.2, seed: -1}
+)";
+
+std::vector<std::pair<double, double>> Draws(const Curriculum& c,
+                                             uint64_t seed, uint64_t worker) {
+  auto block = std::make_unique<CurriculumBlock>();
+  CurriculumRunner runner(c, *block, 1000, 1, seed, worker);
+  auto env = MakeEnv("CartPole-v1");
+  std::vector<std::pair<double, double>> draws;
+  for (int i = 0; i < 20; ++i) {
+    runner.Apply(*env);
+    env->Reset(0);
+    draws.emplace_back(env->Parameter("length"), env->Parameter("masspole"));
+  }
+  return draws;
+}
+
+// A sampler's seed fixes its draws (ML-Agents seeds a sampler from it):
+// the same for any --seed, other for another worker; a sampler without one
+// (-1 is ML-Agents' "none") follows --seed.
+TEST(CurriculumParseTest, ASamplersSeedFixesItsDraws) {
+  const Curriculum c = Parse(kSeeded);
+  ASSERT_EQ(c.parameters[0].lessons[0].value.seed, std::optional<uint64_t>(1234));
+  EXPECT_FALSE(c.parameters[1].lessons[0].value.seed.has_value());
+  EXPECT_EQ(c.parameters[0].Describe(), "uniform(0.3, 0.7) seed 1234");
+  const auto a = Draws(c, /*seed=*/1, /*worker=*/0);
+  const auto b = Draws(c, /*seed=*/2, /*worker=*/0);
+  const auto other_worker = Draws(c, /*seed=*/1, /*worker=*/1);
+  int same_length = 0, same_masspole = 0, same_other_worker = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    same_length += a[i].first == b[i].first;
+    same_masspole += a[i].second == b[i].second;
+    same_other_worker += a[i].first == other_worker[i].first;
+    EXPECT_GE(a[i].first, 0.3);
+    EXPECT_LE(a[i].first, 0.7);
+  }
+  EXPECT_EQ(same_length, 20);
+  EXPECT_EQ(same_masspole, 0);
+  EXPECT_EQ(same_other_worker, 0);
+  // Its stream is its own: the unseeded draws do not move it.
+  const Curriculum alone = Parse(
+      "environment_parameters:\n  length:\n    sampler_type: uniform\n"
+      "    sampler_parameters: {min_value: 0.3, max_value: 0.7, seed: 1234}\n");
+  const auto lone = Draws(alone, 1, 0);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(lone[i].first, a[i].first);
+}
+
 TEST(CurriculumParseTest, AConstantIsOneLesson) {
   const Curriculum c = Parse("environment_parameters:\n  gravity: 0.0025\n");
   ASSERT_EQ(c.parameters.size(), 1u);
@@ -135,6 +211,15 @@ INSTANTIATE_TEST_SUITE_P(
                   "test.yaml:1: expected a map with "
                   "the key environment_parameters"},
         Malformed{"environment_parameters:\n  a: [1\n", "test.yaml:3:"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    sampler_type: uniform\n    sampler_parameters:"
+                      " {min_value: 0, max_value: 1, seed: 1.5}\n",
+                  "test.yaml:4: parameter 'a': seed 1.5 is invalid; accepted: "
+                  "an integer in [0, 2^53], or -1 for none"},
+        Malformed{std::string(kHead) +
+                      "  a:\n    sampler_type: gaussian\n    sampler_parameters:"
+                      " {mean: 0, st_dev: 1, seed: -2}\n",
+                  "test.yaml:4: parameter 'a': seed -2 is invalid"},
         Malformed{std::string(kHead) + "  a: abc\n",
                   "test.yaml:2: parameter 'a' must be a number, not 'abc'"},
         Malformed{std::string(kHead) +

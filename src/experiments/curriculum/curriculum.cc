@@ -4,6 +4,7 @@
 #include "asyncrl/experiments/curriculum/curriculum.h"
 
 #include <algorithm>
+#include <array>
 #include <boost/interprocess/sync/scoped_lock.hpp>
 
 #include "asyncrl/misc/logging.h"
@@ -84,6 +85,30 @@ std::string Sampler::Describe() const {
     }
   }
   return FormatValue(value);
+}
+
+std::string Sampler::DescribeWithSeed() const {
+  return Describe() + (seed ? " seed " + std::to_string(*seed) : "");
+}
+
+std::string CompletionCriteria::Describe() const {
+  std::string s = measure == Measure::kReward ? "reward" : "progress";
+  s += " > " + FormatValue(threshold) + " over " +
+       std::to_string(min_lesson_length) + " episodes";
+  if (signal_smoothing) s += ", smoothed";
+  if (require_reset) s += ", require_reset";
+  return s;
+}
+
+std::string ParameterSchedule::Describe() const {
+  if (lessons.size() == 1) return lessons[0].value.DescribeWithSeed();
+  std::string s;
+  for (const Lesson& l : lessons) {
+    if (!s.empty()) s += "; ";
+    s += l.name + ": " + l.value.DescribeWithSeed();
+    if (l.criteria) s += " until " + l.criteria->Describe();
+  }
+  return s;
 }
 
 std::pair<double, double> Sampler::Support() const {
@@ -238,12 +263,25 @@ AdvanceDecision NeedIncrement(const CompletionCriteria& criteria,
 
 CurriculumRunner::CurriculumRunner(const Curriculum& curriculum,
                                    CurriculumBlock& block, int64_t steps,
-                                   double reward_scale, uint64_t seed)
+                                   double reward_scale, uint64_t seed,
+                                   uint64_t worker)
     : curriculum_(curriculum),
       block_(block),
       steps_(steps),
       reward_scale_(reward_scale),
-      rng_(seed) {}
+      rng_(seed) {
+  for (const ParameterSchedule& p : curriculum_.parameters) {
+    seeded_.emplace_back();
+    for (const Lesson& lesson : p.lessons) {
+      seeded_.back().emplace_back();
+      if (!lesson.value.seed) continue;
+      std::seed_seq seq{*lesson.value.seed, worker, uint64_t{0x5EED}};
+      std::array<uint64_t, 1> stream{};
+      seq.generate(stream.begin(), stream.end());
+      seeded_.back().back().emplace(stream[0]);
+    }
+  }
+}
 
 void CurriculumRunner::Apply(Env& env) {
   for (size_t i = 0; i < curriculum_.parameters.size(); ++i) {
@@ -257,9 +295,10 @@ void CurriculumRunner::Apply(Env& env) {
         high = e.max;
       }
     }
-    env.SetParameter(
-        p.parameter,
-        p.lessons[static_cast<size_t>(lesson)].value.Draw(rng_, low, high));
+    auto& seeded = seeded_[i][static_cast<size_t>(lesson)];
+    env.SetParameter(p.parameter,
+                     p.lessons[static_cast<size_t>(lesson)].value.Draw(
+                         seeded ? *seeded : rng_, low, high));
   }
 }
 

@@ -68,6 +68,10 @@ struct Sampler {
   double mean = 0;                                   // kGaussian.
   double stdev = 0;                                  // kGaussian.
   std::vector<std::pair<double, double>> intervals;  // kMultiRangeUniform.
+  // ML-Agents' sampler_parameters.seed: draws come from a stream of the
+  // sampler's own, fixed by the seed and the worker process (not by
+  // --seed); absent, from the worker's stream fixed by --seed.
+  std::optional<uint64_t> seed;
 
   // One value, clamped to [low, high] (the parameter's range: a Gaussian
   // has unbounded support).
@@ -78,6 +82,8 @@ struct Sampler {
   // "0.0015", "uniform(0.3, 0.7)", "gaussian(2, 0.3)",
   // "multirange_uniform((7, 10), (15, 20))".
   std::string Describe() const;
+  // Describe(), then " seed N" when seeded.
+  std::string DescribeWithSeed() const;
   // The smallest and largest value it can draw (a Gaussian: unbounded).
   std::pair<double, double> Support() const;
 };
@@ -89,6 +95,8 @@ struct CompletionCriteria {
   int64_t min_lesson_length = 0;  // Episodes, >= 0.
   bool signal_smoothing = true;
   bool require_reset = false;
+  // "reward > -150 over 100 episodes, smoothed, require_reset".
+  std::string Describe() const;
 };
 
 struct Lesson {
@@ -103,6 +111,9 @@ struct ParameterSchedule {
   std::string parameter;
   std::vector<Lesson> lessons;
   bool HasCurriculum() const { return lessons.size() > 1; }
+  // Every lesson: "strong: 0.0015 until reward > -150 over 100 episodes,
+  // smoothed; default: 0.001" (one lesson: its value alone).
+  std::string Describe() const;
 };
 
 struct Curriculum {
@@ -113,6 +124,9 @@ struct Curriculum {
   static constexpr int kMaxParameters = 32;
 
   std::vector<ParameterSchedule> parameters;  // In file order.
+  // What the file holds that asyncrl accepts and ignores, one line each
+  // (Parse fills it; the trainer logs them).
+  std::vector<std::string> warnings;
 
   // Parses a curriculum file's text; `source` names it in errors. Throws
   // CurriculumError.
@@ -181,9 +195,11 @@ class CurriculumRunner {
  public:
   // `steps`: the run's step budget (measure progress); `reward_scale`: what
   // training rewards were multiplied by; `seed`: the worker's sampler
-  // stream.
+  // stream; `worker`: the worker's index, which a seeded sampler's stream
+  // is fixed by with its seed.
   CurriculumRunner(const Curriculum& curriculum, CurriculumBlock& block,
-                   int64_t steps, double reward_scale, uint64_t seed);
+                   int64_t steps, double reward_scale, uint64_t seed,
+                   uint64_t worker = 0);
 
   // Sets every scheduled parameter of `env` for its next episode: the
   // current lesson's value, or a fresh draw from its sampler.
@@ -206,6 +222,9 @@ class CurriculumRunner {
   int64_t steps_;
   double reward_scale_;
   std::mt19937_64 rng_;
+  // Per parameter and lesson, the stream of a seeded sampler (empty for
+  // the others).
+  std::vector<std::vector<std::optional<std::mt19937_64>>> seeded_;
 };
 
 // What the last episodes and the step say for one lesson's criteria (a

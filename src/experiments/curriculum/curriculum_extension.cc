@@ -21,8 +21,8 @@ class CurriculumWorker : public WorkerExtension {
  public:
   CurriculumWorker(const Curriculum& curriculum, CurriculumBlock& block,
                    int64_t steps, double reward_scale, uint64_t seed,
-                   size_t envs)
-      : runner_(curriculum, block, steps, reward_scale, seed),
+                   uint64_t worker, size_t envs)
+      : runner_(curriculum, block, steps, reward_scale, seed, worker),
         epoch_(envs, 0),
         generation_(envs, 0) {}
 
@@ -82,6 +82,8 @@ void CurriculumExtension::SaveTo(proto::Checkpoint* checkpoint) const {
     lesson->set_parameter(params[i].parameter);
     lesson->set_lesson(block_->lesson[i].load());
     lesson->set_smoothing(block_->smoothing[i].load());
+    for (const Lesson& l : params[i].lessons) lesson->add_lesson_names(l.name);
+    lesson->set_description(params[i].Describe());
   }
 }
 
@@ -128,7 +130,8 @@ std::unique_ptr<WorkerExtension> CurriculumExtension::StartWorker(
   std::array<uint64_t, 1> seed{};
   seq.generate(seed.begin(), seed.end());
   return std::make_unique<CurriculumWorker>(
-      *curriculum_, *block_, steps_, reward_scale_, seed[0], w.envs->size());
+      *curriculum_, *block_, steps_, reward_scale_, seed[0],
+      static_cast<uint64_t>(w.process_idx), w.envs->size());
 }
 
 // Logs each lesson advance once, in order (the workers advance and record;

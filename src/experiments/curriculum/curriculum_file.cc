@@ -125,8 +125,18 @@ class Reader {
            where + ": unknown sampler_type '" + type +
                "'; accepted: uniform, gaussian, multirange_uniform");
     }
-    // ML-Agents' per-sampler "seed" is accepted and ignored: draws come from
-    // each worker's seeded stream (--seed).
+    // ML-Agents' per-sampler seed: the sampler draws from its own stream,
+    // fixed by it (and the worker) instead of --seed; -1, ML-Agents'
+    // default, is no seed.
+    if (p["seed"]) {
+      const double seed = Real(p["seed"], where + " seed");
+      if (std::floor(seed) != seed || seed < -1 || seed > kMaxSeed) {
+        Fail(p["seed"], where + ": seed " + FormatValue(seed) +
+                            " is invalid; accepted: an integer in [0, 2^53], "
+                            "or -1 for none");
+      }
+      if (seed >= 0) s.seed = static_cast<uint64_t>(seed);
+    }
     return s;
   }
 
@@ -138,6 +148,7 @@ class Reader {
              {"measure", "behavior", "threshold", "min_lesson_length",
               "signal_smoothing", "require_reset"},
              where + " completion_criteria");
+    if (node["behavior"]) behavior_lines_.push_back(node["behavior"].Mark().line + 1);
     CompletionCriteria c;
     if (node["measure"]) {
       const std::string m = Name(node["measure"], where + ": measure");
@@ -222,8 +233,14 @@ class Reader {
     return schedule;
   }
 
+  // The lines of the completion criteria that name a behavior.
+  const std::vector<int>& BehaviorLines() const { return behavior_lines_; }
+
  private:
+  // Integers above 2^53 are not exact in the double YAML reads them as.
+  static constexpr double kMaxSeed = 9007199254740992.0;
   std::string source_;
+  mutable std::vector<int> behavior_lines_;
 };
 
 }  // namespace
@@ -260,6 +277,21 @@ Curriculum Curriculum::Parse(const std::string& text,
         }
       }
       curriculum.parameters.push_back(reader.ReadParameter(name, item.second));
+    }
+    // ML-Agents names the behavior a lesson's measure comes from; asyncrl
+    // trains one.
+    const std::vector<int>& lines = reader.BehaviorLines();
+    if (!lines.empty()) {
+      std::string at;
+      for (size_t i = 0; i < lines.size() && i < 5; ++i) {
+        at += (i ? ", " : "") + std::to_string(lines[i]);
+      }
+      if (lines.size() > 5) at += ", ...";
+      curriculum.warnings.push_back(
+          source + ": completion_criteria.behavior (line" +
+          (lines.size() > 1 ? "s " : " ") + at +
+          ") is ignored: asyncrl trains one behaviour, whose episodes every "
+          "measure counts");
     }
     return curriculum;
   } catch (const YAML::DeepRecursion& e) {
