@@ -3,7 +3,9 @@
 // discrete actions. Its shared state (the best weights and their return)
 // lives in the trainer's shared memory, so every worker climbs from the best
 // policy any worker found. main() hands it to asyncrl::RunTrainer, which
-// gives this program train_a3c's whole command line:
+// gives this program train_a3c's whole command line, and a global-step hook
+// (the reference's global_step_hooks) that anneals the noise with
+// --anneal-noise:
 //
 //   hill_climbing --env CartPole-v0 --processes 2 --steps 200000
 //       --eval-interval 2000 --successful-score 195 --outdir results
@@ -73,11 +75,15 @@ class HillClimbingAgent : public asyncrl::Agent {
   }
   void StopEpisode() override {}
 
+  // Takes effect at the next episode's perturbation.
+  void SetNoise(double noise) { noise_ = noise; }
+
   // Columns of scores.txt (after the evaluation's own), in this order.
   std::vector<asyncrl::Statistic> Statistics() const override {
     return {{"best_return", best()},
             {"improvements", static_cast<double>(improvements_)},
-            {"episodes_seen", static_cast<double>(episodes_)}};
+            {"episodes_seen", static_cast<double>(episodes_)},
+            {"noise", noise_}};
   }
 
   asyncrl::SharedStateSizes SharedSizes() const override {
@@ -130,11 +136,28 @@ class HillClimbingAgent : public asyncrl::Agent {
 }  // namespace
 
 int main(int argc, char** argv) {
-  double noise = 0.5;  // --noise, a flag of this program's own.
+  double noise = 0.5;    // --noise and --anneal-noise, this program's own
+  bool anneal = false;   // flags.
   asyncrl::TrainerPlugins plugins;
   plugins.program = "hill_climbing";
   plugins.flags = {
-      {"noise", "standard deviation of the weight perturbation", &noise}};
+      {"noise", "standard deviation of the weight perturbation", &noise},
+      {"anneal-noise",
+       "decay the noise linearly over --steps to 1% of --noise (a "
+       "global-step hook)",
+       &anneal}};
+  // Called by every worker after every step with its agent.
+  plugins.step_hooks = [&noise, &anneal](const asyncrl::RunFlags& flags) {
+    std::vector<asyncrl::StepHook> hooks;
+    if (!anneal) return hooks;
+    const double steps = static_cast<double>(flags.train.steps);
+    hooks.push_back([noise, steps](asyncrl::Env&, asyncrl::Agent& agent,
+                                   int64_t t) {
+      const double left = std::max(0.01, 1.0 - static_cast<double>(t) / steps);
+      dynamic_cast<HillClimbingAgent&>(agent).SetNoise(noise * left);
+    });
+    return hooks;
+  };
   plugins.make_agent = [&noise](const asyncrl::AgentContext& ctx) {
     return std::make_unique<HillClimbingAgent>(
         ctx.observation_space, ctx.action_space, ctx.seed, noise);

@@ -289,10 +289,17 @@ void AsyncEvaluator::Record(int64_t t, const EvalStats& stats,
   control_.has_last_score.store(1);
   if (control_.has_best_score.load() == 0 ||
       stats.mean > control_.best_score.load()) {
+    if (control_.has_best_score.load() != 0) {
+      Log(LogLevel::kInfo, "The best score is updated " +
+                               FormatCell(control_.best_score.load()) +
+                               " -> " + FormatCell(stats.mean));
+    }
     control_.best_score.store(stats.mean);
     control_.has_best_score.store(1);
-    SaveSnapshot(agent, control_, options_, extensions_,
-                 BestDir(options_.outdir));
+    if (options_.save_best_so_far_agent) {
+      SaveSnapshot(agent, control_, options_, extensions_,
+                   BestDir(options_.outdir));
+    }
   }
   if (options_.successful_score && stats.mean >= *options_.successful_score) {
     int32_t expected = 0;

@@ -33,6 +33,9 @@ namespace asyncrl {
 
 // make_env(process_idx, test): a training (test=false) or evaluation
 // (test=true) environment for worker `process_idx`. The trainer seeds it.
+// An evaluation environment may be null: the worker then evaluates on the
+// training environment whose episode just ended, as the reference does
+// without an eval_env (its next episode starts after the evaluation).
 using MakeEnvFn =
     std::function<std::unique_ptr<Env>(int process_idx, bool test)>;
 // make_agent(process_idx): worker `process_idx`'s agent. Called once in the

@@ -274,6 +274,9 @@ po::options_description RunOwnFlags(RunFlags& f, Extras& x) {
       "evaluation steps (instead of --eval-n-runs)")(
       "successful-score", po::value(&x.successful_score),
       "stop when an evaluation mean reaches this")(
+      "no-save-best-so-far-agent", po::bool_switch(&f.no_save_best),
+      "never write best/ (the reference's save_best_so_far_agent=False); the "
+      "best score is still kept")(
       "demo", po::bool_switch(&f.demo), "evaluate the --load agent and exit")(
       "resume", po::value(&f.resume),
       "continue the run of this checkpoint (<run>/<checkpoint>) in its "
@@ -338,6 +341,7 @@ void ResolveEvaluation(const po::variables_map& vm, const Extras& x,
     Require(x.eval_n_steps >= 1, "eval-n-steps", FormatValue(x.eval_n_steps),
             "an integer >= 1");
     t.eval_n_steps = x.eval_n_steps;
+    t.eval_n_episodes = 0;
   } else {
     Require(x.eval_n_runs >= 1, "eval-n-runs", FormatValue(x.eval_n_runs),
             "an integer >= 1");
@@ -471,6 +475,7 @@ void CheckRunInputs(const po::variables_map& vm, Env& env, RunFlags& f) {
   }
   t.env_name = f.env;
   t.reward_scale = f.reward_scale_factor;
+  t.save_best_so_far_agent = !f.no_save_best;
   if (f.curriculum_file.empty()) return;
   try {
     // Recorded absolute, so --resume finds it from any directory.

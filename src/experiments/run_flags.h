@@ -62,6 +62,8 @@ struct RunFlags {
   // (envs/wrappers.h): observations from their bounds to [-1, 1].
   bool scale_observations = false;
   bool lr_decay = false;
+  // --no-save-best-so-far-agent: TrainOptions::save_best_so_far_agent off.
+  bool no_save_best = false;
   bool demo = false;
   bool quiet = false;
   // --resume: the checkpoint directory and the run folder it belongs to.

@@ -227,6 +227,15 @@ class TrainerRun {
       hooks.push_back(
           LinearLearningRateDecay(f_.agent.optimizer.lr, 0.0, options.steps));
     }
+    if (plugins_.step_hooks) {
+      for (auto& hook : plugins_.step_hooks(f_)) {
+        if (!hook) {
+          throw std::invalid_argument(plugins_.program +
+                                      ": step_hooks returned an empty hook");
+        }
+        hooks.push_back(std::move(hook));
+      }
+    }
     TrainResult result =
         TrainAgentAsync(options, EnvFactory(fault), AgentFactory(obs, act),
                         hooks, &std::cout, extensions);

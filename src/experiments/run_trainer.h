@@ -24,6 +24,7 @@
 #include "asyncrl/agents/agent.h"
 #include "asyncrl/envs/env.h"
 #include "asyncrl/experiments/extension.h"
+#include "asyncrl/experiments/hooks.h"
 #include "asyncrl/experiments/run_flags.h"
 #include "asyncrl/misc/space.h"
 
@@ -71,6 +72,10 @@ struct TrainerPlugins {
   // (curriculum, self-play): their hooks are called, and their scores.txt
   // columns written, after those.
   std::function<Extensions(const RunFlags& flags)> extensions;
+  // The reference's global_step_hooks: built from the parsed options once
+  // per run, each called by every worker after every environment step as
+  // hook(env, agent, global step), after the built-in ones (--lr-decay).
+  std::function<std::vector<StepHook>(const RunFlags& flags)> step_hooks;
 };
 
 // The registry's environment `context.env` with the reward scale and time

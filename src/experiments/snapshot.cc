@@ -7,6 +7,7 @@
 
 #include "asyncrl/misc/build_info.h"
 #include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/logging.h"
 #include "asyncrl/misc/platform/process_group.h"
 #include "asyncrl/misc/timers.h"
 
@@ -41,6 +42,7 @@ void SaveSnapshot(const Agent& agent, const ControlBlock& control,
           .count());
   meta->set_build_revision(kBuildRevision);
   SaveCheckpointDir(checkpoint, dir);
+  Log(LogLevel::kInfo, "Saved the agent to " + dir);
   ReportWorkerProgress();
 }
 

@@ -26,6 +26,13 @@
 namespace asyncrl {
 namespace {
 
+// An environment for the columns and spaces of the run: the evaluation one,
+// or the training one when there is none (workers then evaluate on theirs).
+std::unique_ptr<Env> ProbeEnv(const MakeEnvFn& make_env) {
+  std::unique_ptr<Env> probe = make_env(0, /*test=*/true);
+  return probe ? std::move(probe) : make_env(0, /*test=*/false);
+}
+
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
@@ -189,7 +196,10 @@ class Trainer {
                               "' does not act on batches)");
     }
     sizes_ = parent_agent_->SharedSizes();
-    std::unique_ptr<Env> probe = make_env_(0, /*test=*/true);
+    std::unique_ptr<Env> probe = ProbeEnv(make_env_);
+    if (!probe) {
+      throw std::invalid_argument("make_env(0) returned null");
+    }
     columns_ =
         ConfiguredScoreColumns(options_, *probe, *parent_agent_, extensions_);
     // A resume whose columns differ from its scores.txt's is refused
@@ -531,7 +541,7 @@ void CheckScoresTable(const TrainOptions& options, const MakeEnvFn& make_env,
                       const Extensions& extensions) {
   if (options.eval_interval <= 0) return;
   std::unique_ptr<Agent> agent = make_agent(0);
-  std::unique_ptr<Env> probe = make_env(0, /*test=*/true);
+  std::unique_ptr<Env> probe = ProbeEnv(make_env);
   if (!agent || !probe) return;  // TrainAgentAsync says what is wrong.
   AsyncEvaluator::CheckHeader(
       options.outdir,

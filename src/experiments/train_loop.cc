@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "asyncrl/experiments/evaluator.h"
 #include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/experiments/snapshot.h"
 #include "asyncrl/misc/check.h"
@@ -122,14 +123,18 @@ class Worker {
     for (const auto& extension : ctx_.worker_extensions) {
       extension->EpisodeEnded(env, t, episode_return, measured);
     }
-    if (ctx_.evaluator != nullptr && ctx_.eval_env != nullptr) {
-      ctx_.evaluator->MaybeEvaluate(t, agent_, *ctx_.eval_env);
+    // Without an evaluation environment, the training environment whose
+    // episode just ended (the reference's eval_env=None); it is reset
+    // after.
+    if (ctx_.evaluator != nullptr) {
+      ctx_.evaluator->MaybeEvaluate(
+          t, agent_, ctx_.eval_env != nullptr ? *ctx_.eval_env : *ctx_.envs[env]);
     }
     control_.episodes.fetch_add(1);
   }
 
   // Worker 0 speaks for the agent: statistics and learning rate to the
-  // metrics, and a debug log line per episode as the reference does.
+  // metrics, and per episode the reference's log lines (at debug).
   void ReportWorkerZero(int64_t t, double episode_return) {
     const bool debug = LogEnabled(LogLevel::kDebug);
     if (ctx_.metrics == nullptr && !debug) return;
@@ -143,13 +148,18 @@ class Worker {
       }
     }
     if (debug) {
-      std::string line = "worker 0: global_step " + std::to_string(t) +
-                         " local_step " + std::to_string(local_steps_) +
-                         " return " + std::to_string(episode_return);
-      for (const auto& s : stats) {
-        line += " " + s.name + " " + std::to_string(s.value);
+      // The reference's two lines (at its INFO; here at debug: with 16
+      // environments a worker ends hundreds of episodes a second).
+      Log(LogLevel::kDebug, "outdir:" + options_.outdir + " global_step:" +
+                                std::to_string(t) + " local_step:" +
+                                std::to_string(local_steps_) +
+                                " R:" + FormatCell(episode_return));
+      std::string line = "statistics:[";
+      for (size_t i = 0; i < stats.size(); ++i) {
+        line += (i ? ", ('" : "('") + stats[i].name + "', " +
+                FormatCell(stats[i].value) + ")";
       }
-      Log(LogLevel::kDebug, line);
+      Log(LogLevel::kDebug, line + "]");
     }
   }
 

@@ -68,7 +68,10 @@ FlagSpecs TrainOptions::Flags() {
       {"envs-per-process", "environments each worker steps as a batch",
        &envs_per_process},
       {"seed", "random seed (workers derive theirs)", &seed},
-      {"max-episode-len", "longest episode (0: the environment's limit)",
+      {"max-episode-len",
+       "longest episode in steps, training and evaluation: replaces a "
+       "built-in environment's time limit (it may be longer) and cuts any "
+       "episode (0: the environment's limit)",
        &max_episode_len},
       {"eval-interval", "evaluate every this many global steps (0: never)",
        &eval_interval},

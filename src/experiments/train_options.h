@@ -19,8 +19,10 @@ struct TrainOptions {
   // The most worker processes, and environments per process, a run takes.
   static constexpr int kMaxWorkers = 4096;
 
-  int processes = 1;  // Worker processes, [1, kMaxWorkers].
-  int64_t steps = 0;  // Global steps to train, >= 1.
+  // The defaults of steps, eval_interval and eval_n_episodes are
+  // train_agent_async's (8e7, 1e6, 10); train_a3c sets its own (run_flags.cc).
+  int processes = 1;         // Worker processes, [1, kMaxWorkers].
+  int64_t steps = 80000000;  // Global steps to train, >= 1.
   int envs_per_process =
       1;  // K environments stepped as a batch, [1, kMaxWorkers].
   // Environment seeds follow misc/seeding.h; >= 0 and
@@ -30,12 +32,17 @@ struct TrainOptions {
   // the environment's own time limit.
   int64_t max_episode_len = 0;
   // Evaluation: every eval_interval global steps (0 = never), exactly one
-  // of eval_n_steps / eval_n_episodes > 0.
-  int64_t eval_interval = 0;
+  // of eval_n_steps / eval_n_episodes > 0 (as the reference: set
+  // eval_n_episodes to 0 when giving eval_n_steps).
+  int64_t eval_interval = 1000000;
   int64_t eval_n_steps = 0;
-  int64_t eval_n_episodes = 0;
+  int64_t eval_n_episodes = 10;
   // Stop when an evaluation mean reaches this and save successful/.
   std::optional<double> successful_score;
+  // Save best/ whenever an evaluation beats the best so far (the
+  // reference's save_best_so_far_agent); off, the best score is still kept
+  // (the status line, checkpoints) but best/ is never written.
+  bool save_best_so_far_agent = true;
   // The run directory (created if missing): scores.txt and checkpoints go
   // here.
   std::string outdir;

@@ -1140,8 +1140,22 @@ TEST(TrainA3CTest, RunWritesProfilesTimersEventsAndCurve) {
       " --profile --log-level debug");
   ASSERT_EQ(r.status, 0) << r.output;
   const fs::path run = RunFolder(r);
-  // Worker 0's episode log at debug level, and the timer summary.
-  EXPECT_NE(r.output.find("[debug] worker 0: global_step "), std::string::npos);
+  // Worker 0's episode log at debug level as the reference's two lines,
+  // the saves at info, and the timer summary.
+  EXPECT_NE(r.output.find("[debug] outdir:" + run.string() + " global_step:"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("[debug] statistics:[('average_value', "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("[info] Saved the agent to " +
+                          (run / "20000_finish").string() + "\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("[info] Saved the agent to " +
+                          (run / "best").string() + "\n"),
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("time per timer, summed over 2 workers:"),
             std::string::npos)
       << r.output;
@@ -1315,6 +1329,38 @@ TEST(TrainA3CTest, CorruptResumeCheckpointIsRejectedWithExitTwo) {
   EXPECT_NE(r.output.find("bad magic"), std::string::npos) << r.output;
 }
 
+// A program's own global-step hook (TrainerPlugins::step_hooks, the
+// reference's global_step_hooks): --anneal-noise decays the agent's noise
+// with the step, as each evaluation's noise column shows.
+TEST(CustomAgentExampleTest, ItsStepHookAnnealsTheNoise) {
+  TempDir dir("custom_hook");
+  const ProcessRun r = Exec(CUSTOM_AGENT_EXAMPLE_BIN,
+                            "--env CartPole-v0 --processes 1 --steps 20000 "
+                            "--eval-interval 4000 --eval-n-runs 1 "
+                            "--anneal-noise --noise 0.5 --quiet --outdir " +
+                                dir.str());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto lines = ReadLines(RunFolder(r) / "scores.txt");
+  ASSERT_GE(lines.size(), 4u);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const auto fields = testing::Split(lines[i], '\t');
+    ASSERT_EQ(fields.size(), 12u) << lines[i];
+    // The evaluation runs at an episode end whose last step set the noise.
+    const double expected =
+        0.5 * std::max(0.01, 1.0 - std::stod(fields[0]) / 20000.0);
+    EXPECT_NEAR(std::stod(fields[11]), expected, 1e-4) << lines[i];
+  }
+  const ProcessRun plain = Exec(CUSTOM_AGENT_EXAMPLE_BIN,
+                                "--env CartPole-v0 --processes 1 --steps 8000 "
+                                "--eval-interval 4000 --eval-n-runs 1 "
+                                "--quiet --outdir " +
+                                    (dir.path() / "plain").string());
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  const auto kept = ReadLines(RunFolder(plain) / "scores.txt");
+  ASSERT_GE(kept.size(), 2u);
+  EXPECT_EQ(testing::Split(kept.back(), '\t').at(11), "0.5");
+}
+
 TEST(CustomAgentExampleTest, TrainsCartPoleToTheSuccessfulScore) {
   TempDir dir("custom_agent");
   const ProcessRun r = Exec(CUSTOM_AGENT_EXAMPLE_BIN,
@@ -1327,9 +1373,10 @@ TEST(CustomAgentExampleTest, TrainsCartPoleToTheSuccessfulScore) {
   EXPECT_TRUE(fs::exists(run / "successful" / "checkpoint.pb")) << r.output;
   // The agent's own statistics are scores.txt columns.
   const auto header = testing::Split(ReadLines(run / "scores.txt").at(0), '\t');
-  ASSERT_EQ(header.size(), 11u);
+  ASSERT_EQ(header.size(), 12u);
   EXPECT_EQ(header[8], "best_return");
   EXPECT_EQ(header[10], "episodes_seen");
+  EXPECT_EQ(header[11], "noise");
   // The same flags and errors as train_a3c, under the program's name.
   const ProcessRun bad = Exec(CUSTOM_AGENT_EXAMPLE_BIN, "--t-max 0");
   EXPECT_EQ(bad.status, 2);

@@ -43,6 +43,7 @@ class TrainAgentAsyncTest : public ::testing::Test {
     o.outdir = dir_.str();
     o.env_name = "CartPole-v1";
     o.progress_interval = std::chrono::milliseconds(0);
+    o.eval_interval = 0;  // Each test that evaluates says when.
     return o;
   }
 
@@ -366,6 +367,74 @@ TEST_F(TrainAgentAsyncTest, LoadOfAnIncompatibleCheckpointIsRefused) {
     EXPECT_NE(std::string(e.what()).find(second.load), std::string::npos)
         << e.what();
   }
+}
+
+// The trainer cuts every training episode at max_episode_len steps,
+// whatever the environment's own limit (CartPole-v1's is 500; a random
+// policy's episodes last 8 steps or more): 2000 steps are 400 episodes.
+TEST_F(TrainAgentAsyncTest, TheTrainerCutsEpisodesAtMaxEpisodeLen) {
+  TrainOptions o = Options(1, 2000);
+  o.max_episode_len = 5;
+  const TrainResult r =
+      TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"));
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  EXPECT_EQ(r.episodes, 400);
+}
+
+// The defaults are train_agent_async's.
+TEST(TrainOptionsTest, DefaultsAreTheReferences) {
+  TrainOptions o;
+  EXPECT_EQ(o.steps, 80000000);
+  EXPECT_EQ(o.eval_interval, 1000000);
+  EXPECT_EQ(o.eval_n_episodes, 10);
+  EXPECT_EQ(o.eval_n_steps, 0);
+  EXPECT_EQ(o.max_episode_len, 0);
+  EXPECT_TRUE(o.save_best_so_far_agent);
+  o.outdir = "x";
+  EXPECT_NO_THROW(o.Validate());
+  o.eval_n_steps = 1000;  // Both: the reference refuses it too.
+  EXPECT_THROW(o.Validate(), std::invalid_argument);
+  o.eval_n_episodes = 0;
+  EXPECT_NO_THROW(o.Validate());
+}
+
+// Without an evaluation environment, a worker evaluates on the training
+// environment whose episode just ended, as the reference does with
+// eval_env=None (it used to skip evaluation without a word).
+TEST_F(TrainAgentAsyncTest, EvaluatesOnTheTrainingEnvironmentWithoutAnother) {
+  TrainOptions o = Options(2, 4000);
+  o.eval_interval = 1000;
+  o.eval_n_episodes = 2;
+  const MakeEnvFn training_only = [](int, bool test) {
+    return test ? nullptr : MakeEnv("CartPole-v1");
+  };
+  const TrainResult r =
+      TrainAgentAsync(o, training_only, SmallA3C("CartPole-v1"));
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  const auto lines = ReadLines(Path("scores.txt"));
+  ASSERT_GE(lines.size(), 4u);  // Header and at least three evaluations.
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const auto fields = Split(lines[i], '\t');
+    EXPECT_GE(std::stod(fields[3]), 1.0) << lines[i];  // Whole episodes.
+  }
+  EXPECT_TRUE(fs::exists(Path("best")));
+}
+
+// save_best_so_far_agent off (the reference's save_best_so_far_agent=False):
+// evaluations are written, best/ never is, the best score is kept.
+TEST_F(TrainAgentAsyncTest, NoBestCheckpointWhenSaveBestSoFarIsOff) {
+  TrainOptions o = Options(2, 4000);
+  o.eval_interval = 1000;
+  o.eval_n_episodes = 2;
+  o.save_best_so_far_agent = false;
+  const TrainResult r =
+      TrainAgentAsync(o, PlainEnv("CartPole-v1"), SmallA3C("CartPole-v1"));
+  ASSERT_EQ(r.exit_code, 0) << r.message;
+  EXPECT_GE(ReadLines(Path("scores.txt")).size(), 4u);
+  EXPECT_FALSE(fs::exists(Path("best")));
+  const proto::Checkpoint finish =
+      LoadCheckpointDir(Path("4000_finish").string());
+  EXPECT_TRUE(finish.has_best_score());
 }
 
 TEST_F(TrainAgentAsyncTest, InvalidOptionsAreRejectedBeforeAnythingIsWritten) {
