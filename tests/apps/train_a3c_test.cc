@@ -1318,6 +1318,92 @@ TEST(TrainA3CTest, ResumeContinuesTheRunInItsFolder) {
   EXPECT_EQ(std::distance(fs::directory_iterator(run), {}), files_before);
 }
 
+// Every kind of damage to a checkpoint, on the binary: --resume and --load
+// exit 2 with one line naming the file and the problem, and write nothing
+// (the run's files stay as they were; --load makes no run folder).
+TEST(TrainA3CTest, EveryKindOfDamagedCheckpointIsRefusedInOneLine) {
+  TempDir dir("damaged");
+  const ProcessRun first =
+      TrainA3C("--outdir " + (dir.path() / "out").string() +
+               " --processes 1 --steps 1000 --eval-interval 1000"
+               " --eval-n-runs 1 --quiet");
+  ASSERT_EQ(first.status, 0) << first.output;
+  const fs::path run = RunFolder(first);
+  const std::string good = testing::ReadFile(run / "1000_finish" / kCheckpointFileName);
+  proto::Checkpoint future = LoadCheckpointDir((run / "1000_finish").string());
+  future.set_format_version(99);
+  std::string flipped = good;
+  flipped[flipped.size() / 2] ^= 0x40;
+  const std::vector<std::pair<std::string, std::string>> damaged = {
+      {good.substr(0, good.size() - 7), "truncated"},
+      {good.substr(0, 10), "truncated: 10 bytes, shorter than the 24-byte"},
+      {flipped, "corrupt: CRC-32 mismatch"},
+      {std::string(100, 'x'), "not an asyncrl checkpoint (bad magic)"},
+      {testing::FrameCheckpoint(std::string("\xff\xff\xff\xff\xff", 5)),
+       "not a valid Checkpoint"},
+      {testing::FrameCheckpoint(future.SerializeAsString()),
+       "format version 99 is not supported"},
+  };
+  const auto args_before = testing::ReadFile(run / "args.json");
+  const auto scores_before = testing::ReadFile(run / "scores.txt");
+  for (size_t i = 0; i < damaged.size(); ++i) {
+    SCOPED_TRACE(damaged[i].second);
+    const fs::path ckpt = run / ("damaged_" + std::to_string(i));
+    fs::create_directories(ckpt);
+    std::ofstream(ckpt / kCheckpointFileName, std::ios::binary)
+        << damaged[i].first;
+    const ProcessRun resumed =
+        TrainA3C("--resume " + ckpt.string() + " --steps 2000 --quiet");
+    EXPECT_EQ(resumed.status, 2) << resumed.output;
+    ASSERT_EQ(resumed.Lines().size(), 1u) << resumed.output;
+    EXPECT_NE(resumed.output.find(ckpt.string()), std::string::npos)
+        << resumed.output;
+    EXPECT_NE(resumed.output.find(damaged[i].second), std::string::npos)
+        << resumed.output;
+    EXPECT_EQ(testing::ReadFile(run / "args.json"), args_before);
+    EXPECT_EQ(testing::ReadFile(run / "scores.txt"), scores_before);
+    const fs::path load_out = dir.path() / ("load_" + std::to_string(i));
+    const ProcessRun loaded = TrainA3C("--load " + ckpt.string() +
+                                       " --outdir " + load_out.string() +
+                                       " --steps 2000 --quiet");
+    EXPECT_EQ(loaded.status, 2) << loaded.output;
+    ASSERT_EQ(loaded.Lines().size(), 1u) << loaded.output;
+    EXPECT_NE(loaded.output.find(damaged[i].second), std::string::npos)
+        << loaded.output;
+    EXPECT_FALSE(fs::exists(load_out));
+  }
+}
+
+// An output directory that cannot be created (under a regular file, or in
+// a folder this user cannot write): exit 2, one line naming --outdir,
+// nothing written.
+TEST(TrainA3CTest, AnOutdirThatCannotBeCreatedExitsTwoInOneLine) {
+  TempDir dir("outdir_fails");
+  const fs::path file = dir.path() / "a_file";
+  std::ofstream(file) << "x";
+  const ProcessRun under_file = TrainA3C(
+      "--outdir " + (file / "out").string() + " --steps 1000 --quiet");
+  EXPECT_EQ(under_file.status, 2) << under_file.output;
+  ASSERT_EQ(under_file.Lines().size(), 1u) << under_file.output;
+  EXPECT_NE(under_file.output.find("--outdir=" + (file / "out").string()),
+            std::string::npos)
+      << under_file.output;
+  EXPECT_EQ(testing::ReadFile(file), "x");
+  if (geteuid() == 0) return;  // root writes anywhere.
+  const fs::path locked = dir.path() / "locked";
+  fs::create_directories(locked);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+  const ProcessRun denied = TrainA3C(
+      "--outdir " + (locked / "out").string() + " --steps 1000 --quiet");
+  fs::permissions(locked, fs::perms::owner_all);
+  EXPECT_EQ(denied.status, 2) << denied.output;
+  ASSERT_EQ(denied.Lines().size(), 1u) << denied.output;
+  EXPECT_NE(denied.output.find("--outdir=" + (locked / "out").string()),
+            std::string::npos)
+      << denied.output;
+  EXPECT_TRUE(fs::is_empty(locked));
+}
+
 TEST(TrainA3CTest, CorruptResumeCheckpointIsRejectedWithExitTwo) {
   TempDir dir("resume_corrupt");
   const fs::path ckpt = dir.path() / "run" / "100_checkpoint";

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <array>
+#include <boost/crc.hpp>
 #include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -47,6 +49,20 @@ inline std::string ReadFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)),
                      std::istreambuf_iterator<char>());
+}
+
+// A well-framed checkpoint file (misc/checkpoint.h's header: magic, length,
+// CRC-32) around an arbitrary payload.
+inline std::string FrameCheckpoint(const std::string& payload) {
+  std::string header(24, '\0');
+  std::memcpy(header.data(), "ASYNCRL\0", 8);
+  const uint64_t n = payload.size();
+  for (int i = 0; i < 8; ++i) header[8 + i] = static_cast<char>(n >> (8 * i));
+  boost::crc_32_type crc;
+  crc.process_bytes(payload.data(), payload.size());
+  const uint32_t c = crc.checksum();
+  for (int i = 0; i < 4; ++i) header[16 + i] = static_cast<char>(c >> (8 * i));
+  return header + payload;
 }
 
 inline std::vector<std::string> ReadLines(const std::filesystem::path& p) {

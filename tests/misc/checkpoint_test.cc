@@ -8,11 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/crc.hpp>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+
+#include "../experiments/test_helpers.h"
 
 namespace asyncrl {
 namespace {
@@ -86,18 +87,8 @@ class CheckpointTest : public ::testing::Test {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << bytes;
   }
-  // A well-framed file around an arbitrary payload.
   static std::string Frame(const std::string& payload) {
-    std::string header(24, '\0');
-    std::memcpy(header.data(), "ASYNCRL\0", 8);
-    uint64_t n = payload.size();
-    for (int i = 0; i < 8; ++i) header[8 + i] = static_cast<char>(n >> (8 * i));
-    boost::crc_32_type crc;
-    crc.process_bytes(payload.data(), payload.size());
-    const uint32_t c = crc.checksum();
-    for (int i = 0; i < 4; ++i)
-      header[16 + i] = static_cast<char>(c >> (8 * i));
-    return header + payload;
+    return testing::FrameCheckpoint(payload);
   }
 
   void ExpectLoadError(const std::string& path, const std::string& fragment,
