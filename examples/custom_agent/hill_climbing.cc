@@ -136,8 +136,8 @@ class HillClimbingAgent : public asyncrl::Agent {
 }  // namespace
 
 int main(int argc, char** argv) {
-  double noise = 0.5;    // --noise and --anneal-noise, this program's own
-  bool anneal = false;   // flags.
+  double noise = 0.5;   // --noise and --anneal-noise, this program's own
+  bool anneal = false;  // flags.
   asyncrl::TrainerPlugins plugins;
   plugins.program = "hill_climbing";
   plugins.flags = {

@@ -291,8 +291,8 @@ void AsyncEvaluator::Record(int64_t t, const EvalStats& stats,
       stats.mean > control_.best_score.load()) {
     if (control_.has_best_score.load() != 0) {
       Log(LogLevel::kInfo, "The best score is updated " +
-                               FormatCell(control_.best_score.load()) +
-                               " -> " + FormatCell(stats.mean));
+                               FormatCell(control_.best_score.load()) + " -> " +
+                               FormatCell(stats.mean));
     }
     control_.best_score.store(stats.mean);
     control_.has_best_score.store(1);

@@ -276,8 +276,8 @@ po::options_description RunOwnFlags(RunFlags& f, Extras& x) {
       "stop when an evaluation mean reaches this")(
       "no-save-best-so-far-agent", po::bool_switch(&f.no_save_best),
       "never write best/ (the reference's save_best_so_far_agent=False); the "
-      "best score is still kept")(
-      "demo", po::bool_switch(&f.demo), "evaluate the --load agent and exit")(
+      "best score is still kept")("demo", po::bool_switch(&f.demo),
+                                  "evaluate the --load agent and exit")(
       "resume", po::value(&f.resume),
       "continue the run of this checkpoint (<run>/<checkpoint>) in its "
       "folder, with its options unless given again")(
@@ -605,9 +605,8 @@ void CheckResumedCurriculum(const proto::Checkpoint& checkpoint, RunFlags& f) {
              JoinNames(names) + " now");
     }
     if (saved.description() != p.Describe()) {
-      f.resume_changes.push_back("curriculum parameter " + p.parameter +
-                                 ": " + saved.description() + " -> " +
-                                 p.Describe());
+      f.resume_changes.push_back("curriculum parameter " + p.parameter + ": " +
+                                 saved.description() + " -> " + p.Describe());
     }
   }
 }

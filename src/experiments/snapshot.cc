@@ -23,7 +23,7 @@ void SaveSnapshot(const Agent& agent, const ControlBlock& control,
   proto::Checkpoint checkpoint;
   checkpoint.set_agent_type(agent.Type());
   checkpoint.set_global_step(global_step >= 0 ? global_step
-                                             : control.global_step.load());
+                                              : control.global_step.load());
   checkpoint.set_episodes(control.episodes.load());
   checkpoint.set_has_best_score(control.has_best_score.load() != 0);
   checkpoint.set_best_score(control.best_score.load());

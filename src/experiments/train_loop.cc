@@ -128,7 +128,8 @@ class Worker {
     // after.
     if (ctx_.evaluator != nullptr) {
       ctx_.evaluator->MaybeEvaluate(
-          t, agent_, ctx_.eval_env != nullptr ? *ctx_.eval_env : *ctx_.envs[env]);
+          t, agent_,
+          ctx_.eval_env != nullptr ? *ctx_.eval_env : *ctx_.envs[env]);
     }
     control_.episodes.fetch_add(1);
   }
@@ -150,9 +151,9 @@ class Worker {
     if (debug) {
       // The reference's two lines (at its INFO; here at debug: with 16
       // environments a worker ends hundreds of episodes a second).
-      Log(LogLevel::kDebug, "outdir:" + options_.outdir + " global_step:" +
-                                std::to_string(t) + " local_step:" +
-                                std::to_string(local_steps_) +
+      Log(LogLevel::kDebug, "outdir:" + options_.outdir +
+                                " global_step:" + std::to_string(t) +
+                                " local_step:" + std::to_string(local_steps_) +
                                 " R:" + FormatCell(episode_return));
       std::string line = "statistics:[";
       for (size_t i = 0; i < stats.size(); ++i) {

@@ -1032,7 +1032,9 @@ TEST(TrainA3CTest, CurriculumAdvancesIsVisibleAndResumes) {
            "        completion_criteria: {measure: progress, threshold: 0.3}\n"
            "        value: -0.3\n"
            "      - name: middle\n"
-        << (far.empty() ? "" : "        completion_criteria: {measure: progress, threshold: 0.6}\n")
+        << (far.empty() ? ""
+                        : "        completion_criteria: {measure: progress, "
+                          "threshold: 0.6}\n")
         << "        value: 0.1\n"
         << far
         << "  force:\n"
@@ -1229,11 +1231,11 @@ TEST(TrainA3CTest, RunWritesProfilesTimersEventsAndCurve) {
 // time here) and not yet taken, so a resume from it skipped them.
 TEST(TrainA3CTest, PeriodicCheckpointsHoldTheStepTheyAreNamedAfter) {
   TempDir dir("periodic");
-  const ProcessRun run_process = TrainA3C(
-      "--outdir " + dir.str() +
-      " --processes 2 --envs-per-process 16 --steps 40000"
-      " --eval-interval 1000000 --checkpoint-interval 1000"
-      " --keep-checkpoints 100 --quiet");
+  const ProcessRun run_process =
+      TrainA3C("--outdir " + dir.str() +
+               " --processes 2 --envs-per-process 16 --steps 40000"
+               " --eval-interval 1000000 --checkpoint-interval 1000"
+               " --keep-checkpoints 100 --quiet");
   ASSERT_EQ(run_process.status, 0) << run_process.output;
   const fs::path run = RunFolder(run_process);
   int checked = 0;
@@ -1329,7 +1331,8 @@ TEST(TrainA3CTest, EveryKindOfDamagedCheckpointIsRefusedInOneLine) {
                " --eval-n-runs 1 --quiet");
   ASSERT_EQ(first.status, 0) << first.output;
   const fs::path run = RunFolder(first);
-  const std::string good = testing::ReadFile(run / "1000_finish" / kCheckpointFileName);
+  const std::string good =
+      testing::ReadFile(run / "1000_finish" / kCheckpointFileName);
   proto::Checkpoint future = LoadCheckpointDir((run / "1000_finish").string());
   future.set_format_version(99);
   std::string flipped = good;
@@ -1363,9 +1366,9 @@ TEST(TrainA3CTest, EveryKindOfDamagedCheckpointIsRefusedInOneLine) {
     EXPECT_EQ(testing::ReadFile(run / "args.json"), args_before);
     EXPECT_EQ(testing::ReadFile(run / "scores.txt"), scores_before);
     const fs::path load_out = dir.path() / ("load_" + std::to_string(i));
-    const ProcessRun loaded = TrainA3C("--load " + ckpt.string() +
-                                       " --outdir " + load_out.string() +
-                                       " --steps 2000 --quiet");
+    const ProcessRun loaded =
+        TrainA3C("--load " + ckpt.string() + " --outdir " + load_out.string() +
+                 " --steps 2000 --quiet");
     EXPECT_EQ(loaded.status, 2) << loaded.output;
     ASSERT_EQ(loaded.Lines().size(), 1u) << loaded.output;
     EXPECT_NE(loaded.output.find(damaged[i].second), std::string::npos)
@@ -1381,8 +1384,8 @@ TEST(TrainA3CTest, AnOutdirThatCannotBeCreatedExitsTwoInOneLine) {
   TempDir dir("outdir_fails");
   const fs::path file = dir.path() / "a_file";
   std::ofstream(file) << "x";
-  const ProcessRun under_file = TrainA3C(
-      "--outdir " + (file / "out").string() + " --steps 1000 --quiet");
+  const ProcessRun under_file =
+      TrainA3C("--outdir " + (file / "out").string() + " --steps 1000 --quiet");
   EXPECT_EQ(under_file.status, 2) << under_file.output;
   ASSERT_EQ(under_file.Lines().size(), 1u) << under_file.output;
   EXPECT_NE(under_file.output.find("--outdir=" + (file / "out").string()),
@@ -1393,8 +1396,8 @@ TEST(TrainA3CTest, AnOutdirThatCannotBeCreatedExitsTwoInOneLine) {
   const fs::path locked = dir.path() / "locked";
   fs::create_directories(locked);
   fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
-  const ProcessRun denied = TrainA3C(
-      "--outdir " + (locked / "out").string() + " --steps 1000 --quiet");
+  const ProcessRun denied = TrainA3C("--outdir " + (locked / "out").string() +
+                                     " --steps 1000 --quiet");
   fs::permissions(locked, fs::perms::owner_all);
   EXPECT_EQ(denied.status, 2) << denied.output;
   ASSERT_EQ(denied.Lines().size(), 1u) << denied.output;

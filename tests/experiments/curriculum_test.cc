@@ -108,8 +108,8 @@ TEST(CurriculumParseTest, ABehaviorIsNamedInOneWarningLine) {
             "test.yaml: completion_criteria.behavior (line 19) is ignored: "
             "asyncrl trains one behaviour, whose episodes every measure "
             "counts");
-  EXPECT_TRUE(Parse("environment_parameters:\n  gravity: 0.0025\n")
-                  .warnings.empty());
+  EXPECT_TRUE(
+      Parse("environment_parameters:\n  gravity: 0.0025\n").warnings.empty());
 }
 
 // What a checkpoint records of a parameter, so a resume sees a change.
@@ -131,8 +131,8 @@ constexpr const char* kSeeded = R"(environment_parameters:
     sampler_parameters: {min_value: 0.05, max_value: 0.2, seed: -1}
 )";
 
-std::vector<std::pair<double, double>> Draws(const Curriculum& c,
-                                             uint64_t seed, uint64_t worker) {
+std::vector<std::pair<double, double>> Draws(const Curriculum& c, uint64_t seed,
+                                             uint64_t worker) {
   auto block = std::make_unique<CurriculumBlock>();
   CurriculumRunner runner(c, *block, 1000, 1, seed, worker);
   auto env = MakeEnv("CartPole-v1");
@@ -150,7 +150,8 @@ std::vector<std::pair<double, double>> Draws(const Curriculum& c,
 // (-1 is ML-Agents' "none") follows --seed.
 TEST(CurriculumParseTest, ASamplersSeedFixesItsDraws) {
   const Curriculum c = Parse(kSeeded);
-  ASSERT_EQ(c.parameters[0].lessons[0].value.seed, std::optional<uint64_t>(1234));
+  ASSERT_EQ(c.parameters[0].lessons[0].value.seed,
+            std::optional<uint64_t>(1234));
   EXPECT_FALSE(c.parameters[1].lessons[0].value.seed.has_value());
   EXPECT_EQ(c.parameters[0].Describe(), "uniform(0.3, 0.7) seed 1234");
   const auto a = Draws(c, /*seed=*/1, /*worker=*/0);
@@ -216,10 +217,11 @@ INSTANTIATE_TEST_SUITE_P(
                       " {min_value: 0, max_value: 1, seed: 1.5}\n",
                   "test.yaml:4: parameter 'a': seed 1.5 is invalid; accepted: "
                   "an integer in [0, 2^53], or -1 for none"},
-        Malformed{std::string(kHead) +
-                      "  a:\n    sampler_type: gaussian\n    sampler_parameters:"
-                      " {mean: 0, st_dev: 1, seed: -2}\n",
-                  "test.yaml:4: parameter 'a': seed -2 is invalid"},
+        Malformed{
+            std::string(kHead) +
+                "  a:\n    sampler_type: gaussian\n    sampler_parameters:"
+                " {mean: 0, st_dev: 1, seed: -2}\n",
+            "test.yaml:4: parameter 'a': seed -2 is invalid"},
         Malformed{std::string(kHead) + "  a: abc\n",
                   "test.yaml:2: parameter 'a' must be a number, not 'abc'"},
         Malformed{std::string(kHead) +

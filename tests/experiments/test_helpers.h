@@ -10,8 +10,8 @@
 #include <array>
 #include <boost/crc.hpp>
 #include <csignal>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>

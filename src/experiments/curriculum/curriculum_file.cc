@@ -148,7 +148,8 @@ class Reader {
              {"measure", "behavior", "threshold", "min_lesson_length",
               "signal_smoothing", "require_reset"},
              where + " completion_criteria");
-    if (node["behavior"]) behavior_lines_.push_back(node["behavior"].Mark().line + 1);
+    if (node["behavior"])
+      behavior_lines_.push_back(node["behavior"].Mark().line + 1);
     CompletionCriteria c;
     if (node["measure"]) {
       const std::string m = Name(node["measure"], where + ": measure");
