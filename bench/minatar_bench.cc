@@ -4,8 +4,16 @@
 //    (no trainer), environment steps per second;
 //  - BM_BreakoutTrainer/arch/P: the whole trainer (train_agent_async) with P
 //    worker processes, global steps per second, evaluation off.
+//  - BM_BreakoutWorkerHeap/pinned: the whole trainer, one worker with 16
+//    environments (minatar-conv, 40k steps): the worker's minor page faults
+//    and system time per update (an update is 16 x 5 steps), from its
+//    rusage. pinned 0: the worker keeps glibc's initial 128 KiB thresholds
+//    (what a train_a3c --quiet worker inherited before the trainer pinned
+//    them); 1: PinHeapThresholds, as every worker now does.
 // arch 0 = minatar-conv (feed-forward), 1 = minatar-conv-lstm.
 #include <benchmark/benchmark.h>
+#include <malloc.h>
+#include <sys/resource.h>
 
 #include "asyncrl/agents/a3c.h"
 #include "asyncrl/agents/torch_setup.h"
@@ -71,6 +79,66 @@ void BM_BreakoutTrainer(benchmark::State& state) {
 BENCHMARK(BM_BreakoutTrainer)
     ->ArgNames({"arch", "processes"})
     ->ArgsProduct({{0, 1}, {1, 2}})
+    ->UseManualTime()
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+void BM_BreakoutWorkerHeap(benchmark::State& state) {
+  ConfigureTorchForFork();
+  const bool pinned = state.range(0) == 1;
+  constexpr int64_t kSteps = 40000, kEnvs = 16;
+  constexpr double kUpdates = kSteps / (kEnvs * 5.0);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("asyncrl_bench_heap_" + std::to_string(getpid()));
+  double faults = 0, system_s = 0;
+  for (auto _ : state) {
+    std::filesystem::remove_all(dir);
+    TrainOptions options;
+    options.processes = 1;
+    options.envs_per_process = kEnvs;
+    options.steps = kSteps;
+    options.eval_interval = 0;
+    options.outdir = dir.string();
+    options.progress_interval = std::chrono::milliseconds(0);
+    options.pin_heap_thresholds = pinned;
+    rusage before{}, after{};
+    getrusage(RUSAGE_CHILDREN, &before);
+    const auto start = std::chrono::steady_clock::now();
+    const TrainResult r = TrainAgentAsync(
+        options,
+        [pinned](int, bool test) {
+          // Training environments are made in the worker alone: there it
+          // fixes glibc's initial thresholds (mallopt also stops their
+          // dynamic adjustment).
+          if (!test && !pinned) {
+            mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+            mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+          }
+          return MakeEnv(kEnv);
+        },
+        [](int idx) -> std::unique_ptr<Agent> {
+          return MakeAgent("minatar-conv", idx);
+        });
+    state.SetIterationTime(std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - start)
+                               .count());
+    getrusage(RUSAGE_CHILDREN, &after);
+    if (r.exit_code != 0) state.SkipWithError(r.message.c_str());
+    faults += static_cast<double>(after.ru_minflt - before.ru_minflt);
+    system_s +=
+        static_cast<double>(after.ru_stime.tv_sec - before.ru_stime.tv_sec) +
+        1e-6 * static_cast<double>(after.ru_stime.tv_usec -
+                                   before.ru_stime.tv_usec);
+  }
+  std::filesystem::remove_all(dir);
+  const double runs = static_cast<double>(state.iterations());
+  state.counters["minflt_per_update"] = faults / runs / kUpdates;
+  state.counters["system_us_per_update"] = 1e6 * system_s / runs / kUpdates;
+}
+BENCHMARK(BM_BreakoutWorkerHeap)
+    ->ArgName("pinned")
+    ->Arg(0)
+    ->Arg(1)
     ->UseManualTime()
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond);

@@ -29,6 +29,7 @@ void RunTrainerBenchmark(benchmark::State& state, int processes, int64_t steps,
     options.processes = processes;
     options.envs_per_process = envs_per_process;
     options.steps = steps;
+    options.eval_interval = 0;  // Training alone.
     options.outdir = dir.string();
     options.progress_interval = std::chrono::milliseconds(0);
     const auto start = std::chrono::steady_clock::now();

@@ -20,6 +20,7 @@
 #include "asyncrl/experiments/snapshot.h"
 #include "asyncrl/experiments/train_loop.h"
 #include "asyncrl/misc/logging.h"
+#include "asyncrl/misc/platform/heap.h"
 #include "asyncrl/misc/tensorboard.h"
 #include "asyncrl/misc/validate.h"
 
@@ -400,6 +401,7 @@ class Trainer {
   }
 
   void RunWorker(int idx) {
+    if (options_.pin_heap_thresholds) PinHeapThresholds();
     ProfileScope profile(options_.profile, outdir_, std::to_string(idx));
     TimerFileScope timers(outdir_, idx);
     // A resumed run's folder may hold the previous run's file: only this

@@ -77,6 +77,11 @@ struct TrainOptions {
   std::chrono::milliseconds stall_warning{120000};
   // The parent prints a status line this often (0 = never).
   std::chrono::milliseconds progress_interval{5000};
+  // Each worker pins the C library's heap thresholds as it starts
+  // (misc/platform/heap.h: no heap churn around updates, whatever the
+  // parent allocated before fork). Off for a program that brings its own
+  // allocator settings.
+  bool pin_heap_thresholds = true;
   // Write a gperftools CPU profile per process to
   // <outdir>/profile-<process_idx>-<pid>.prof (the parent's: profile-parent-).
   bool profile = false;
