@@ -2,7 +2,9 @@
 // fixed opponent (the learner plays uniformly random legal moves; a step
 // is its move and the opponent's reply), and the whole trainer's global
 // steps per second on each game by self-play (A3C, fc-softmax, masked
-// policy; evaluation off).
+// policy; evaluation off); and BM_ConnectFourJudge/plies:P, the Connect
+// Four solver judging one position P stones in (every column's value, the
+// judge's verdict; random positions from seed 1, a fresh solver each).
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -10,6 +12,7 @@
 
 #include "asyncrl/agents/a3c.h"
 #include "asyncrl/agents/torch_setup.h"
+#include "asyncrl/envs/games/connect_four_solver.h"
 #include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/registry.h"
 #include "bench_main.h"
@@ -82,6 +85,30 @@ const bool kRegistered = [] {
   }
   return true;
 }();
+
+void BM_ConnectFourJudge(benchmark::State& state) {
+  const int plies = static_cast<int>(state.range(0));
+  ConnectFourSolver finder(22);
+  const auto positions = JudgePositions(8, plies, plies, 1, finder);
+  size_t next = 0;
+  int64_t nodes = 0;
+  for (auto _ : state) {
+    ConnectFourSolver solver(22);
+    const auto game = PlayColumns(positions[next++ % positions.size()]);
+    benchmark::DoNotOptimize(ValueKeepingMoves(*game, solver));
+    nodes += solver.nodes();
+  }
+  state.counters["nodes"] = benchmark::Counter(
+      static_cast<double>(nodes), benchmark::Counter::kAvgIterations);
+}
+BENCHMARK(BM_ConnectFourJudge)
+    ->ArgName("plies")
+    ->Arg(12)
+    ->Arg(16)
+    ->Arg(20)
+    ->Arg(24)
+    ->Iterations(8)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace asyncrl

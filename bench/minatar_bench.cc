@@ -119,9 +119,9 @@ void BM_BreakoutWorkerHeap(benchmark::State& state) {
         [](int idx) -> std::unique_ptr<Agent> {
           return MakeAgent("minatar-conv", idx);
         });
-    state.SetIterationTime(std::chrono::duration<double>(
-                               std::chrono::steady_clock::now() - start)
-                               .count());
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
     getrusage(RUSAGE_CHILDREN, &after);
     if (r.exit_code != 0) state.SkipWithError(r.message.c_str());
     faults += static_cast<double>(after.ru_minflt - before.ru_minflt);

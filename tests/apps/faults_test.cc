@@ -132,7 +132,7 @@ TEST_P(StopSignalTest, StopsCleanlyWithItsExitStatus) {
   TempDir dir("stop_" + std::to_string(sig));
   Spawned run(LongRun(dir), "");
   ASSERT_TRUE(run.WaitFor("workers started")) << run.output();
-  ASSERT_TRUE(run.WaitFor("[debug] worker 0:")) << run.output();
+  ASSERT_TRUE(run.WaitFor("[debug] outdir:")) << run.output();
   kill(run.pid(), sig);
   EXPECT_EQ(run.Finish(), 128 + sig) << run.output();
   EXPECT_NE(run.output().find("stopped by " + SignalName(sig)),
@@ -154,7 +154,7 @@ TEST(TrainerFaultTest, SecondSigintStopsAtOnceAndCorruptsNothing) {
   args.insert(args.end(), {"--checkpoint-interval", "500"});
   Spawned run(args, "");
   ASSERT_TRUE(run.WaitFor("workers started")) << run.output();
-  ASSERT_TRUE(run.WaitFor("[debug] worker 0:")) << run.output();
+  ASSERT_TRUE(run.WaitFor("[debug] outdir:")) << run.output();
   kill(run.pid(), SIGINT);
   ASSERT_TRUE(run.WaitFor("SIGINT received")) << run.output();
   kill(run.pid(), SIGINT);

@@ -40,6 +40,36 @@ std::vector<std::string> Columns(const std::string& line) {
   return out;
 }
 
+// --eval-score total: the evaluation mean is the mean result over every
+// opponent's games, 2 total - 1; --initial-elo starts the rating.
+TEST(GamesTrainTest, TheTotalScoreCanChooseTheBestAgent) {
+  TempDir dir("games_total");
+  const ProcessRun r = TrainA3C(
+      "--outdir " + dir.str() +
+      " --env TicTacToe --processes 1 --steps 3000 --eval-interval 1000"
+      " --eval-n-runs 4 --eval-score total --initial-elo 1500 --quiet");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const fs::path run = RunFolder(r);
+  const auto scores = ReadLines(run / "scores.txt");
+  ASSERT_EQ(scores.size(), 4u);
+  const std::vector<std::string> header = Columns(scores[0]);
+  ASSERT_EQ(header[header.size() - 2], "total");
+  for (size_t row = 1; row < scores.size(); ++row) {
+    const std::vector<std::string> cells = Columns(scores[row]);
+    EXPECT_NEAR(std::stod(cells[3]),
+                2 * std::stod(cells[header.size() - 2]) - 1, 1e-9)
+        << scores[row];
+  }
+  const proto::Checkpoint finish =
+      LoadCheckpointDir((run / "3000_finish").string());
+  // The first snapshot took the initial rating.
+  ASSERT_GE(finish.self_play().pool_size(), 1);
+  EXPECT_EQ(finish.self_play().pool(0).number(), 1);
+  EXPECT_NEAR(
+      finish.self_play().pool(0).elo() + (finish.self_play().elo() - 1500),
+      1500, 1e-6);
+}
+
 TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
   TempDir dir("games");
   const ProcessRun first = TrainA3C(
@@ -58,7 +88,7 @@ TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
   const std::vector<std::string> want = {
       "win_random",   "draw_random", "loss_random", "win_greedy",
       "draw_greedy",  "loss_greedy", "win_minimax", "draw_minimax",
-      "loss_minimax", "elo"};
+      "loss_minimax", "total",       "elo"};
   ASSERT_GE(header.size(), want.size());
   EXPECT_EQ(std::vector<std::string>(header.end() - want.size(), header.end()),
             want);
@@ -73,10 +103,18 @@ TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
                       std::stod(cells[at + 2]),
                   1.0, 1e-9);
     }
-    const size_t minimax = header.size() - 4;
+    const size_t minimax = header.size() - 5;
     EXPECT_NEAR(std::stod(cells[3]),
                 std::stod(cells[minimax]) - std::stod(cells[minimax + 2]),
                 1e-9);
+    // The total: wins and half the draws over every opponent's games (each
+    // opponent plays as many).
+    double points = 0;
+    for (size_t o = 0; o < 3; ++o) {
+      const size_t at = header.size() - want.size() + 3 * o;
+      points += std::stod(cells[at]) + std::stod(cells[at + 1]) / 2;
+    }
+    EXPECT_NEAR(std::stod(cells[header.size() - 2]), points / 3, 1e-9);
     EXPECT_LE(std::stod(cells[minimax]), 0.0);  // Nobody beats minimax.
   }
   const proto::Checkpoint at6500 =
@@ -119,19 +157,25 @@ TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
   const auto& after = resumed.self_play();
   EXPECT_EQ(after.taken(), pool.taken());
   ASSERT_EQ(after.pool_size(), pool.pool_size());
+  // Every rated game since moved the learner's rating and its snapshot's
+  // by opposite amounts (ML-Agents' ghost trainer): with no snapshot taken
+  // or dropped since the checkpoint, the ratings' sum is the checkpoint's.
+  double sum_before = pool.elo(), sum_after = after.elo();
   for (int i = 0; i < pool.pool_size(); ++i) {
     EXPECT_EQ(after.pool(i).number(), pool.pool(i).number());
     EXPECT_EQ(after.pool(i).step(), pool.pool(i).step());
-    EXPECT_EQ(after.pool(i).elo(), pool.pool(i).elo());
     EXPECT_EQ(after.pool(i).parameters().data(),
               pool.pool(i).parameters().data());
+    sum_before += pool.pool(i).elo();
+    sum_after += after.pool(i).elo();
   }
+  EXPECT_NEAR(sum_after, sum_before, 1e-6 * std::abs(sum_before));
   EXPECT_GE(after.rated_games(), pool.rated_games());
   EXPECT_EQ(after.next_step(), pool.next_step());
 
   // A resume whose options change scores.txt's columns (one evaluation
   // opponent instead of three) is refused in one line before anything is
-  // written: its rows would not fit the header (22 columns under 25).
+  // written: its rows would not fit the header (23 columns under 26).
   const auto command_before = ReadLines(run / "command.txt");
   const auto args_before = ReadLines(run / "args.json");
   const auto scores_before = ReadLines(run / "scores.txt");

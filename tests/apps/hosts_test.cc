@@ -365,7 +365,7 @@ TEST(HostsFailureTest, AKilledHostStopsTheOthersWithExcept) {
         ""));
   }
   // Mid-run: the hosts met and rank 2's worker 0 finished episodes.
-  ASSERT_TRUE(hosts[2]->WaitFor("[debug] worker 0:")) << hosts[2]->output();
+  ASSERT_TRUE(hosts[2]->WaitFor("[debug] outdir:")) << hosts[2]->output();
   kill(hosts[2]->pid(), SIGKILL);
   EXPECT_EQ(hosts[2]->Finish(), 128 + SIGKILL);
   EXPECT_TRUE(GoneWithin(*hosts[2], std::chrono::seconds(30)));
@@ -408,7 +408,7 @@ TEST(HostsFailureTest, SigintOnOneHostStopsEveryHost) {
   Spawned rank0(
       HostArgs(dir, 2, 0, port, "1000000000", {"--log-level", "debug"}), "");
   Spawned rank1(HostArgs(dir, 2, 1, port, "1000000000"), "");
-  ASSERT_TRUE(rank0.WaitFor("[debug] worker 0:")) << rank0.output();
+  ASSERT_TRUE(rank0.WaitFor("[debug] outdir:")) << rank0.output();
   kill(rank0.pid(), SIGINT);
   EXPECT_EQ(rank0.Finish(), 128 + SIGINT) << rank0.output();
   EXPECT_EQ(rank1.Finish(), 1) << rank1.output();
@@ -591,7 +591,7 @@ TEST_F(NamespaceHostsTest, ACutLinkStopsBothHosts) {
   auto rank0 = Host(dir, 0, "1000000000", {"--dist-timeout", "3"});
   auto rank1 = Host(dir, 1, "1000000000",
                     {"--dist-timeout", "3", "--log-level", "debug"});
-  ASSERT_TRUE(rank1->WaitFor("[debug] worker 0:")) << rank1->output();
+  ASSERT_TRUE(rank1->WaitFor("[debug] outdir:")) << rank1->output();
   ASSERT_TRUE(Ip("-n " + ns_[0] + " link set " + link_[0] + " down"));
   EXPECT_EQ(rank0->Finish(), 1) << rank0->output();
   EXPECT_EQ(rank1->Finish(), 1) << rank1->output();

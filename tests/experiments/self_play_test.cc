@@ -93,6 +93,44 @@ TEST(EloTest, FollowsMLAgentsUpdate) {
   EXPECT_GT(EloUpdate(1400, 1200, 1.0, 16) - 1400, 0.0);
 }
 
+// ML-Agents' ghost trainer, game by game: the learner gains what the
+// snapshot loses, the snapshot's rating read as the game ends; a slot
+// rewritten since is not debited.
+TEST(EloTest, BothRatingsMoveAsMLAgentsMovesThem) {
+  PoolFixture f(2);
+  SnapshotPool pool(f.block);
+  f.block.elo.store(1200);
+  pool.Take(Filled(1.0f).data(), 100, 1200);  // Snapshot 1 in slot 0.
+  // A win at 1200 against 1200: c = 16 (1 - 0.5) = 8.
+  EXPECT_DOUBLE_EQ(RateGame(f.block, 0, 1, 1200, 1.0, 16), 8.0);
+  EXPECT_DOUBLE_EQ(f.block.elo.load(), 1208.0);
+  double snapshot = 0;
+  ASSERT_TRUE(pool.Rating(0, 1, &snapshot));
+  EXPECT_DOUBLE_EQ(snapshot, 1192.0);
+  // A loss at 1208 against 1192: E = 1 / (1 + 10^(-16/400)), c = -16 E.
+  const double e = 1.0 / (1.0 + std::pow(10.0, -16.0 / 400.0));
+  // Ratings near 1200: rounding to 1e-9 of them.
+  constexpr double kTol = 1e-9 * 1200;
+  EXPECT_NEAR(RateGame(f.block, 0, 1, 1200, -1.0, 16), -16.0 * e, kTol);
+  EXPECT_NEAR(f.block.elo.load(), 1208.0 - 16.0 * e, kTol);
+  ASSERT_TRUE(pool.Rating(0, 1, &snapshot));
+  EXPECT_NEAR(snapshot, 1192.0 + 16.0 * e, kTol);
+  // A draw between equal ratings changes nothing.
+  pool.Take(Filled(2.0f).data(), 200, f.block.elo.load());  // Snapshot 2.
+  const double learner = f.block.elo.load();
+  EXPECT_NEAR(RateGame(f.block, 1, 2, learner, 0.0, 16), 0.0, kTol);
+  EXPECT_NEAR(f.block.elo.load(), learner, kTol);
+  // Snapshot 3 takes slot 0: a game that began against snapshot 1 rates
+  // the learner against the rating read then and debits nobody.
+  pool.Take(Filled(3.0f).data(), 300, 1000);
+  EXPECT_FALSE(pool.Rating(0, 1, &snapshot));
+  const double change = RateGame(f.block, 0, 1, 1200, 1.0, 16);
+  EXPECT_NEAR(change, 16.0 * (1.0 - EloExpected(learner, 1200)), kTol);
+  ASSERT_TRUE(pool.Rating(0, 3, &snapshot));
+  EXPECT_DOUBLE_EQ(snapshot, 1000.0);
+  EXPECT_EQ(f.block.rated_games.load(), 4);
+}
+
 TEST(SnapshotPoolTest, KeepsTheLastWindowSnapshotsWithTheirRatings) {
   PoolFixture f(3);
   SnapshotPool pool(f.block);
@@ -311,6 +349,9 @@ TEST_F(SelfPlayProviderTest, TakesDueSnapshotsAndRatesGamesAgainstThem) {
   provider->EndEpisode(1.0);
   EXPECT_DOUBLE_EQ(fixture_.block.elo.load(), 1208.0);
   EXPECT_EQ(fixture_.block.rated_games.load(), 1);
+  double snapshot = 0;  // Debited what the learner gained.
+  ASSERT_TRUE(SnapshotPool(fixture_.block).Rating(0, 1, &snapshot));
+  EXPECT_DOUBLE_EQ(snapshot, 1192.0);
   // The snapshot plays with the copied parameters, not the shared ones.
   std::fill(shared_.begin(), shared_.end(), 4.0f);
   auto& again = provider->BeginEpisode(1);

@@ -48,6 +48,12 @@ class ConnectFour final : public Game {
   std::string ToString() const override;
   std::unique_ptr<Game> Clone() const override;
 
+  // The bitboards (bit 7 * column + row, row 0 the bottom): `player`'s
+  // stones, every stone, and the stones played.
+  uint64_t Stones(int player) const { return state_.pieces[player]; }
+  uint64_t Occupied() const { return state_.occupied; }
+  int Moves() const { return state_.moves; }
+
  private:
   struct State {
     uint64_t pieces[2] = {0, 0};  // bit 7 * column + row (row 0 = bottom)

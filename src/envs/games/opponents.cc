@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "asyncrl/envs/games/connect_four_solver.h"
+
 namespace asyncrl {
 namespace {
 
@@ -49,7 +51,7 @@ std::string UnknownOpponent(const std::string& spec) {
   return "opponent '" + spec +
          "' is unknown; accepted: random, greedy, minimax, minimax:D (D in "
          "1.." +
-         std::to_string(kMaxMinimaxDepth) + ")";
+         std::to_string(kMaxMinimaxDepth) + "), solver (ConnectFour)";
 }
 
 }  // namespace
@@ -189,6 +191,9 @@ double MinimaxOpponent::Evaluate(const Game& game) {
 std::unique_ptr<GameOpponent> MakeFixedOpponent(const std::string& spec,
                                                 const std::string& game_name) {
   if (spec == "random") return std::make_unique<RandomOpponent>();
+  if (spec == "solver" && game_name == "ConnectFour") {
+    return std::make_unique<SolverOpponent>();
+  }
   if (spec == "greedy") return std::make_unique<GreedyOpponent>();
   if (spec == "minimax") {
     // Tic-tac-toe ends within 9 plies: the deepest search is perfect play.

@@ -45,6 +45,10 @@ void SelfPlayOptions::Validate() const {
           "an integer in [1, " + std::to_string(kMaxWindow) + "]");
   Require(elo_k > 0 && std::isfinite(elo_k), "elo_k", elo_k,
           "a finite number > 0");
+  Require(std::isfinite(initial_elo) && std::abs(initial_elo) <= 1e6,
+          "initial_elo", initial_elo, "a number in [-1e6, 1e6]");
+  Require(eval_score == "last" || eval_score == "total", "eval_score",
+          eval_score, "last, total");
   try {
     ParseLearnerSide(learner_side);
   } catch (const std::invalid_argument&) {
@@ -72,11 +76,20 @@ FlagSpecs SelfPlayOptions::Flags() {
       {"snapshot-window", "two-player games: snapshots kept in the pool",
        &snapshot_window},
       {"elo-k", "two-player games: the ELO K-factor", &elo_k},
+      {"initial-elo",
+       "two-player games: the learner's rating at the start (ML-Agents' "
+       "initial_elo); the first snapshot takes it too",
+       &initial_elo},
       {"eval-opponents",
        "two-player games: fixed opponents evaluations play, weakest first "
        "(random, greedy, minimax, minimax:D); the evaluation mean is the "
        "result against the last (default: every one the game has)",
        &eval_opponents},
+      {"eval-score",
+       "two-player games: what the evaluation mean (best/, "
+       "--successful-score) is: last (the result against the last "
+       "opponent) or total (over every opponent's games)",
+       &eval_score},
       {"learner-side",
        "two-player games: the learner's side per training episode "
        "(alternate, random, first, second)",
@@ -114,6 +127,43 @@ double EloUpdate(double learner, double opponent, double learner_result,
                  double k) {
   const double score = (learner_result + 1.0) / 2.0;  // 1, 0.5, 0.
   return learner + k * (score - EloExpected(learner, opponent));
+}
+
+double RateGame(SelfPlayBlock& block, int64_t index, int64_t number,
+                double rating_at_start, double learner_result, double k) {
+  SnapshotPool pool(block);
+  double opponent = rating_at_start;
+  pool.Rating(index, number, &opponent);
+  double elo = block.elo.load();
+  double change = 0;
+  // Lock-free: a lost race recomputes from the other's rating.
+  do {
+    change = EloUpdate(elo, opponent, learner_result, k) - elo;
+  } while (!block.elo.compare_exchange_weak(elo, elo + change));
+  pool.Debit(index, number, change);
+  block.rated_games.fetch_add(1);
+  return change;
+}
+
+bool SnapshotPool::Rating(int64_t index, int64_t number, double* elo) const {
+  if (index < 0 || index >= block_.window) return false;
+  const SelfPlayBlock::Slot& slot = block_.slots[index];
+  const int64_t before = slot.sequence.load();
+  if (before % 2 != 0 || slot.number.load() != number) return false;
+  const double rating = slot.elo.load();
+  if (slot.sequence.load() != before) return false;
+  *elo = rating;
+  return true;
+}
+
+void SnapshotPool::Debit(int64_t index, int64_t number, double change) {
+  if (index < 0 || index >= block_.window) return;
+  SelfPlayBlock::Slot& slot = block_.slots[index];
+  const int64_t before = slot.sequence.load();
+  if (before % 2 != 0 || slot.number.load() != number) return;
+  double elo = slot.elo.load();
+  while (!slot.elo.compare_exchange_weak(elo, elo - change)) {
+  }
 }
 
 int64_t SnapshotPool::Size() const {
@@ -310,6 +360,8 @@ GameOpponent& SelfPlayProvider::BeginEpisode(int) {
         std::uniform_int_distribution<int64_t>(0, size - 1)(rng_);
     against_snapshot_ =
         pool_.Read(index, params_.data(), &snapshot_elo_, &number);
+    snapshot_index_ = index;
+    snapshot_number_ = number;
   }
   if (!against_snapshot_) {
     // The latest policy: the shared parameters as they are now (Hogwild:
@@ -331,12 +383,8 @@ GameOpponent& SelfPlayProvider::BeginEpisode(int) {
 
 void SelfPlayProvider::EndEpisode(double learner_result) {
   if (!against_snapshot_) return;
-  double elo = block_.elo.load();
-  // Lock-free: a lost race recomputes from the other's rating.
-  while (!block_.elo.compare_exchange_weak(
-      elo, EloUpdate(elo, snapshot_elo_, learner_result, options_.elo_k))) {
-  }
-  block_.rated_games.fetch_add(1);
+  RateGame(block_, snapshot_index_, snapshot_number_, snapshot_elo_,
+           learner_result, options_.elo_k);
 }
 
 int64_t OpponentRecord::Games() const {

@@ -8,10 +8,12 @@
 //  - each training episode's opponent: the latest shared policy with
 //    probability --play-against-latest-ratio, else a snapshot drawn
 //    uniformly from the pool;
-//  - the learner's ELO (initial 1200) after every game against a snapshot:
-//    R += K (S - E), E = 1 / (1 + 10^((R_snap - R) / 400)), S = 1 / 0.5 / 0
-//    for a win / draw / loss; a snapshot keeps the rating the learner had
-//    when it was taken;
+//  - ratings as ML-Agents' ghost trainer keeps them: after every game
+//    against a snapshot, the learner's R += c and the snapshot's rating -=
+//    c, c = K (S - E), E = 1 / (1 + 10^((R_snap - R) / 400)), S = 1 / 0.5 /
+//    0 for a win / draw / loss (R_snap read as the game ends); a new
+//    snapshot starts with the learner's rating then; both start at
+//    --initial-elo;
 //  - evaluation against fixed opponents (envs/games/opponents.h), both sides
 //    equally, win/draw/loss per opponent.
 // Pool, ratings and the snapshot schedule are saved in checkpoints and
@@ -45,11 +47,17 @@ struct SelfPlayOptions {
   int snapshot_window = 10;
   // ELO K-factor, > 0.
   double elo_k = 16.0;
+  // The learner's (and so the first snapshot's) rating at the start
+  // (ML-Agents' initial_elo); finite.
+  double initial_elo = 1200.0;
   // Fixed opponents of evaluations, comma-separated MakeFixedOpponent specs,
-  // weakest first ("" = DefaultEvalOpponents of the game). The evaluation
-  // mean (scores.txt's mean, best/, --successful-score) is the learner's
-  // mean result (win 1, draw 0, loss -1) against the last one.
+  // weakest first ("" = DefaultEvalOpponents of the game).
   std::string eval_opponents;
+  // What the evaluation mean (scores.txt's mean, best/, --successful-score)
+  // is: "last", the learner's mean result (win 1, draw 0, loss -1) against
+  // the last opponent; "total", its mean result over every opponent's
+  // games (HandyRL's total: scores.txt's `total` column is (mean + 1) / 2).
+  std::string eval_score = "last";
   // The learner's side in training episodes: alternate, random, first,
   // second.
   std::string learner_side = "alternate";
@@ -68,6 +76,17 @@ double EloExpected(double learner, double opponent);
 // -1).
 double EloUpdate(double learner, double opponent, double learner_result,
                  double k);
+
+struct SelfPlayBlock;
+// Rates one game of the learner against the snapshot numbered `number`
+// that was read from slot `index` (ML-Agents' compute_elo_rating_changes):
+// the change moves the learner's rating up and the snapshot's down by the
+// same amount, the snapshot's rating read now (other workers' games move it
+// too). A slot rewritten since (a newer snapshot in it) is not debited; the
+// learner is rated against the rating read at the game's start,
+// `rating_at_start`. Lock-free. Returns the change.
+double RateGame(SelfPlayBlock& block, int64_t index, int64_t number,
+                double rating_at_start, double learner_result, double k);
 
 // Lives in the ControlBlock (shared by every process of the run). The pool's
 // floats are elsewhere in the region (SharedRegion::pool()); `pool` points
@@ -116,6 +135,13 @@ class SnapshotPool {
   // being rewritten throughout `tries` attempts (yielding between them).
   bool Read(int64_t index, float* out, double* elo, int64_t* number,
             int tries = 8) const;
+  // Slot `index`'s rating, if it holds snapshot `number` and is not being
+  // rewritten.
+  bool Rating(int64_t index, int64_t number, double* elo) const;
+  // Subtracts `change` from slot `index`'s rating if it still holds
+  // snapshot `number` (a rewrite racing with it may keep or lose the
+  // debit: the snapshot it was meant for is gone either way).
+  void Debit(int64_t index, int64_t number, double change);
 
   // Every filled slot, oldest first (a slot being rewritten is waited for,
   // up to about a second; one that stays busy is left out with a warning).
@@ -184,6 +210,8 @@ class SelfPlayProvider : public OpponentProvider {
   std::vector<float> optimizer_;  // BindShared wants one.
   bool against_snapshot_ = false;
   double snapshot_elo_ = 0;
+  int64_t snapshot_index_ = 0;
+  int64_t snapshot_number_ = 0;
   int64_t latest_episodes_ = 0;
   int64_t snapshot_episodes_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <new>
 #include <random>
 
@@ -60,6 +61,7 @@ void SelfPlayExtension::Place(void* shared, const RunInfo& run) {
       reinterpret_cast<float*>(static_cast<char*>(shared) + BlockBytes());
   block_->params = run.sizes.params;
   block_->window = options_.snapshot_window;
+  block_->elo.store(options_.initial_elo);
   block_->interval = options_.snapshot_interval;
   block_->enabled.store(1);
 }
@@ -83,6 +85,13 @@ void SelfPlayExtension::Start(const RunInfo& run) {
   block_->next_step.store((start / block_->interval + 1) * block_->interval);
 }
 
+std::string SelfPlayExtension::Status() const {
+  if (!active() || block_ == nullptr) return "";
+  char words[32];
+  std::snprintf(words, sizeof(words), "elo %.0f", block_->elo.load());
+  return words;
+}
+
 std::vector<std::string> SelfPlayExtension::ScoreColumns() const {
   std::vector<std::string> names;
   if (!active()) return names;
@@ -91,12 +100,14 @@ std::vector<std::string> SelfPlayExtension::ScoreColumns() const {
       names.push_back(what + opponent);
     }
   }
+  names.push_back("total");
   names.push_back("elo");
   return names;
 }
 
-// The learner's results against each fixed opponent; the row's statistics
-// are those of the last.
+// The learner's results against each fixed opponent, and their total (wins
+// and half the draws over every game); the row's statistics are those of
+// the last opponent, or of every game with --eval-score total.
 std::optional<std::vector<double>> SelfPlayExtension::Evaluate(
     int64_t t, Agent& agent, Env& env, MetricsChannel* metrics,
     std::vector<std::string>* cells) {
@@ -104,7 +115,9 @@ std::optional<std::vector<double>> SelfPlayExtension::Evaluate(
   if (!active() || game == nullptr) return std::nullopt;
   const std::vector<OpponentRecord> records = PlayAgainstOpponents(
       agent, *game, opponents_, eval_games_, &control_->stop);
+  std::vector<double> every;
   for (const OpponentRecord& r : records) {
+    every.insert(every.end(), r.results.begin(), r.results.end());
     cells->push_back(FormatCell(r.WinRate()));
     cells->push_back(FormatCell(r.DrawRate()));
     cells->push_back(FormatCell(r.LossRate()));
@@ -114,7 +127,14 @@ std::optional<std::vector<double>> SelfPlayExtension::Evaluate(
       metrics->Send(("eval/loss_" + r.opponent).c_str(), t, r.LossRate());
     }
   }
+  double points = 0;  // A win 1, a draw 1/2.
+  for (double result : every) points += (result + 1.0) / 2.0;
+  const double total =
+      every.empty() ? 0.0 : points / static_cast<double>(every.size());
+  cells->push_back(FormatCell(total));
+  if (metrics != nullptr) metrics->Send("eval/total", t, total);
   cells->push_back(FormatCell(block_->elo.load()));
+  if (options_.eval_score == "total") return every;
   return records.back().results;
 }
 

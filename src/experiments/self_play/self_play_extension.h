@@ -36,6 +36,8 @@ class SelfPlayExtension : public TrainerExtension {
       std::vector<std::string>* cells) override;
   std::unique_ptr<WorkerExtension> StartWorker(const WorkerInfo& w) override;
   void Report(EventWriter& events, bool periodic) override;
+  // "elo 1234" (the learner's rating), as ML-Agents' console shows it.
+  std::string Status() const override;
 
   // Whether the run's environment is a game (after Configure).
   bool active() const { return !opponents_.empty(); }
