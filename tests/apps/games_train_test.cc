@@ -41,7 +41,8 @@ std::vector<std::string> Columns(const std::string& line) {
 }
 
 // --eval-score total: the evaluation mean is the mean result over every
-// opponent's games, 2 total - 1; --initial-elo starts the rating.
+// opponent's games, 2 total - 1; --initial-elo starts the rating; Connect
+// Four adds the judge's column.
 TEST(GamesTrainTest, TheTotalScoreCanChooseTheBestAgent) {
   TempDir dir("games_total");
   const ProcessRun r = TrainA3C(
@@ -59,6 +60,22 @@ TEST(GamesTrainTest, TheTotalScoreCanChooseTheBestAgent) {
     EXPECT_NEAR(std::stod(cells[3]),
                 2 * std::stod(cells[header.size() - 2]) - 1, 1e-9)
         << scores[row];
+  }
+  // Connect Four: the judge's agreement share beside the total.
+  const ProcessRun c4 = TrainA3C(
+      "--outdir " + (dir.path() / "c4").string() +
+      " --env ConnectFour --processes 1 --steps 2000 --eval-interval 1000"
+      " --eval-n-runs 2 --eval-opponents random --quiet");
+  ASSERT_EQ(c4.status, 0) << c4.output;
+  const auto c4_scores = ReadLines(RunFolder(c4) / "scores.txt");
+  ASSERT_EQ(c4_scores.size(), 3u);
+  const std::vector<std::string> c4_header = Columns(c4_scores[0]);
+  ASSERT_EQ(c4_header[c4_header.size() - 2], "judge");
+  for (size_t row = 1; row < c4_scores.size(); ++row) {
+    const double judge =
+        std::stod(Columns(c4_scores[row])[c4_header.size() - 2]);
+    EXPECT_GE(judge, 0.0);
+    EXPECT_LE(judge, 1.0);
   }
   const proto::Checkpoint finish =
       LoadCheckpointDir((run / "3000_finish").string());

@@ -12,9 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "asyncrl/envs/games/connect_four_solver.h"
 #include "asyncrl/envs/games/game.h"
 #include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/registry.h"
+#include "asyncrl/experiments/self_play/self_play_extension.h"
 #include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
@@ -129,6 +131,43 @@ TEST(EloTest, BothRatingsMoveAsMLAgentsMovesThem) {
   ASSERT_TRUE(pool.Rating(0, 3, &snapshot));
   EXPECT_DOUBLE_EQ(snapshot, 1000.0);
   EXPECT_EQ(f.block.rated_games.load(), 4);
+}
+
+// The judge's agreement: the share of its positions where the agent's move
+// keeps the value. An agent that always plays the lowest legal column
+// agrees exactly where that column is one the set marks as keeping.
+TEST(JudgeTest, AgreementCountsTheMovesThatKeepTheValue) {
+  LowestLegalAgent agent(ConnectFour::kColumns);
+  int expected = 0;
+  for (const JudgedPosition& p : ConnectFourJudgeSet()) {
+    std::vector<int64_t> columns;
+    for (const char* c = p.columns; *c != '\0'; ++c)
+      columns.push_back(*c - '0');
+    const auto board = PlayColumns(columns);
+    int64_t lowest = 0;
+    while (!board->IsLegal(lowest)) ++lowest;
+    expected += (p.keeps >> lowest) & 1;
+  }
+  EXPECT_DOUBLE_EQ(
+      JudgeAgreement(agent),
+      expected / static_cast<double>(ConnectFourJudgeSet().size()));
+}
+
+// The shipped verdicts are the solver's: the first positions re-solved.
+TEST(JudgeTest, TheShippedSetIsWhatTheSolverSays) {
+  const auto& set = ConnectFourJudgeSet();
+  ASSERT_EQ(set.size(), 200u);
+  ConnectFourSolver solver(22);
+  const auto positions = JudgePositions(6, 10, 16, 2027, solver);
+  for (size_t i = 0; i < positions.size(); ++i) {
+    std::string digits;
+    for (const int64_t c : positions[i]) digits += static_cast<char>('0' + c);
+    EXPECT_EQ(digits, set[i].columns) << i;
+    const auto keeps = ValueKeepingMoves(*PlayColumns(positions[i]), solver);
+    int mask = 0;
+    for (int c = 0; c < ConnectFour::kColumns; ++c) mask |= keeps[c] << c;
+    EXPECT_EQ(mask, set[i].keeps) << digits;
+  }
 }
 
 TEST(SnapshotPoolTest, KeepsTheLastWindowSnapshotsWithTheirRatings) {

@@ -84,6 +84,16 @@ std::vector<std::vector<int64_t>> JudgePositions(int count, int min_plies,
 // The board after `columns` (each legal in turn) from the empty one.
 std::unique_ptr<ConnectFour> PlayColumns(const std::vector<int64_t>& columns);
 
+// A judged position: the columns played from the empty board, and bit c
+// set when column c keeps its value.
+struct JudgedPosition {
+  const char* columns;
+  int keeps;
+};
+// The judge's fixed set (connect_four_judge_set.cc, written by
+// apps/connect_four_judge_set.cc): 200 positions 10 to 16 stones in.
+const std::vector<JudgedPosition>& ConnectFourJudgeSet();
+
 // Which columns keep the position's game-theoretic value (win, draw or
 // loss for the player to move): the judge's verdict on a move.
 std::array<bool, ConnectFour::kColumns> ValueKeepingMoves(

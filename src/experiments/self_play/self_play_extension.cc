@@ -7,6 +7,7 @@
 #include <new>
 #include <random>
 
+#include "asyncrl/envs/games/connect_four_solver.h"
 #include "asyncrl/experiments/evaluator.h"
 #include "asyncrl/misc/validate.h"
 
@@ -39,6 +40,7 @@ void SelfPlayExtension::Configure(const TrainOptions& options, Env& probe) {
   SelfPlayEnv* game = FindSelfPlayEnv(probe);
   if (game == nullptr) return;
   opponents_ = options_.EvalOpponents(game->game().Name());
+  judge_ = game->game().Name() == "ConnectFour";
   if (options.eval_interval > 0 && options.eval_n_steps > 0) {
     throw InvalidOption("eval_n_steps", std::to_string(options.eval_n_steps),
                         "0 for a two-player game (evaluations play "
@@ -85,6 +87,22 @@ void SelfPlayExtension::Start(const RunInfo& run) {
   block_->next_step.store((start / block_->interval + 1) * block_->interval);
 }
 
+double JudgeAgreement(Agent& agent) {
+  AgentOpponent judged("judged", &agent, /*sample=*/false);
+  std::mt19937_64 unused(0);
+  int kept = 0;
+  const auto& set = ConnectFourJudgeSet();
+  for (const JudgedPosition& p : set) {
+    std::vector<int64_t> columns;
+    for (const char* c = p.columns; *c != '\0'; ++c)
+      columns.push_back(*c - '0');
+    const auto board = PlayColumns(columns);
+    const int64_t move = judged.Choose(*board, unused);
+    kept += (p.keeps >> move) & 1;
+  }
+  return static_cast<double>(kept) / static_cast<double>(set.size());
+}
+
 std::string SelfPlayExtension::Status() const {
   if (!active() || block_ == nullptr) return "";
   char words[32];
@@ -101,6 +119,7 @@ std::vector<std::string> SelfPlayExtension::ScoreColumns() const {
     }
   }
   names.push_back("total");
+  if (judge_) names.push_back("judge");
   names.push_back("elo");
   return names;
 }
@@ -133,6 +152,11 @@ std::optional<std::vector<double>> SelfPlayExtension::Evaluate(
       every.empty() ? 0.0 : points / static_cast<double>(every.size());
   cells->push_back(FormatCell(total));
   if (metrics != nullptr) metrics->Send("eval/total", t, total);
+  if (judge_) {
+    const double agreement = JudgeAgreement(agent);
+    cells->push_back(FormatCell(agreement));
+    if (metrics != nullptr) metrics->Send("eval/judge", t, agreement);
+  }
   cells->push_back(FormatCell(block_->elo.load()));
   if (options_.eval_score == "total") return every;
   return records.back().results;

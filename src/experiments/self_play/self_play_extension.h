@@ -18,6 +18,11 @@
 
 namespace asyncrl {
 
+// The share of the Connect Four judge's positions (ConnectFourJudgeSet)
+// where `agent`'s move (Agent::Act, as in evaluation games) keeps the
+// position's game-theoretic value.
+double JudgeAgreement(Agent& agent);
+
 class SelfPlayExtension : public TrainerExtension {
  public:
   explicit SelfPlayExtension(SelfPlayOptions options);
@@ -47,6 +52,7 @@ class SelfPlayExtension : public TrainerExtension {
   int64_t seed_ = 0;
   int64_t eval_games_ = 0;
   std::vector<std::string> opponents_;  // Evaluation opponents.
+  bool judge_ = false;  // ConnectFour: the judge's agreement column.
   SelfPlayBlock* block_ = nullptr;
   const ControlBlock* control_ = nullptr;
 };
