@@ -406,6 +406,33 @@ TEST_F(SelfPlayProviderTest, TakesDueSnapshotsAndRatesGamesAgainstThem) {
   EXPECT_EQ(provider->snapshot_episodes(), 2);
 }
 
+// --swap-steps (ML-Agents' swap_steps): an environment keeps its opponent
+// until the step passes the next swap, then draws again.
+TEST_F(SelfPlayProviderTest, SwapStepsKeepsTheOpponentUntilTheSwap) {
+  options_.swap_steps = 1000;
+  auto provider = Make(/*latest_ratio=*/0.0);
+  step_.store(100);  // Snapshot 1 taken; drawn now.
+  EXPECT_EQ(provider->BeginEpisode(0).Name(), "snapshot 1");
+  provider->EndEpisode(1.0);
+  // Newer snapshots fall due (the provider takes them at every game); the
+  // opponent stays snapshot 1 until step 1100.
+  for (int64_t step : {200, 600, 1099}) {
+    step_.store(step);
+    EXPECT_EQ(provider->BeginEpisode(0).Name(), "snapshot 1") << step;
+    provider->EndEpisode(0.0);
+  }
+  EXPECT_GE(fixture_.block.taken.load(), 3);  // Taken, but not played yet.
+  EXPECT_EQ(provider->snapshot_episodes(), 4);
+  // From 1100 a new draw among the three: over many swaps, each is seen.
+  std::set<std::string> seen;
+  for (int64_t swap = 1; swap <= 30; ++swap) {
+    step_.store(100 + 1000 * swap);
+    seen.insert(provider->BeginEpisode(0).Name());
+    provider->EndEpisode(0.0);
+  }
+  EXPECT_GE(seen.size(), 3u);
+}
+
 TEST_F(SelfPlayProviderTest, RatioOnePlaysOnlyTheLatest) {
   auto provider = Make(/*latest_ratio=*/1.0);
   step_.store(100);

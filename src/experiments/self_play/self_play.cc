@@ -47,6 +47,8 @@ void SelfPlayOptions::Validate() const {
           "a finite number > 0");
   Require(std::isfinite(initial_elo) && std::abs(initial_elo) <= 1e6,
           "initial_elo", initial_elo, "a number in [-1e6, 1e6]");
+  Require(swap_steps >= 0, "swap_steps", swap_steps,
+          "0 (a new opponent every game) or a positive integer");
   Require(eval_score == "last" || eval_score == "total", "eval_score",
           eval_score, "last, total");
   try {
@@ -85,6 +87,11 @@ FlagSpecs SelfPlayOptions::Flags() {
        "(random, greedy, minimax, minimax:D); the evaluation mean is the "
        "result against the last (default: every one the game has)",
        &eval_opponents},
+      {"swap-steps",
+       "two-player games: global steps a training environment keeps its "
+       "opponent before drawing another (ML-Agents' swap_steps; 0: a new "
+       "draw every game)",
+       &swap_steps},
       {"eval-score",
        "two-player games: what the evaluation mean (best/, "
        "--successful-score) is: last (the result against the last "
@@ -351,6 +358,25 @@ GameOpponent& SelfPlayProvider::BeginEpisode(int) {
     opponent_ = std::make_unique<AgentOpponent>("latest", agent_.get(),
                                                 /*sample=*/true);
   }
+  // ML-Agents' swap_steps: the same opponent until the step passes the
+  // next swap (a snapshot keeps the copy taken then; the latest policy is
+  // copied afresh every game, as it is the latest); 0: a draw every game.
+  const int64_t step = global_step_.load();
+  const bool keep = options_.swap_steps > 0 && drawn_ && step < next_swap_;
+  if (keep) {
+    if (against_snapshot_) {
+      ++snapshot_episodes_;
+    } else {
+      std::memcpy(params_.data(), shared_params_,
+                  params_.size() * sizeof(float));
+      agent_->BindShared({params_.data(), optimizer_.data(), nullptr},
+                         /*initialize=*/false);
+      ++latest_episodes_;
+    }
+    return *opponent_;
+  }
+  drawn_ = true;
+  next_swap_ = step + options_.swap_steps;
   against_snapshot_ = false;
   const int64_t size = pool_.Size();
   std::uniform_real_distribution<double> uniform(0.0, 1.0);

@@ -47,6 +47,9 @@ struct SelfPlayOptions {
   int snapshot_window = 10;
   // ELO K-factor, > 0.
   double elo_k = 16.0;
+  // Global steps a training environment keeps its opponent (ML-Agents'
+  // swap_steps) before drawing another; 0: a new draw every game.
+  int64_t swap_steps = 0;
   // The learner's (and so the first snapshot's) rating at the start
   // (ML-Agents' initial_elo); finite.
   double initial_elo = 1200.0;
@@ -212,6 +215,8 @@ class SelfPlayProvider : public OpponentProvider {
   double snapshot_elo_ = 0;
   int64_t snapshot_index_ = 0;
   int64_t snapshot_number_ = 0;
+  bool drawn_ = false;     // An opponent was drawn (--swap-steps).
+  int64_t next_swap_ = 0;  // The step from which the next game draws.
   int64_t latest_episodes_ = 0;
   int64_t snapshot_episodes_ = 0;
 };
