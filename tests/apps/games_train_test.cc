@@ -164,10 +164,11 @@ TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
   // Resumed from 6500 to 6900 (the checkpoint's step is not a snapshot
   // step, and none is due before 7000): the pool is the checkpoint's,
   // snapshot for snapshot, and the ELO and the count of rated games go on
-  // from the checkpoint's.
+  // from the checkpoint's. One worker: a save never falls between the two
+  // halves of another worker's rating update.
   const ProcessRun second =
       TrainA3C("--resume " + (run / "6500_checkpoint").string() +
-               " --steps 6900 --quiet");
+               " --steps 6900 --processes 1 --quiet");
   ASSERT_EQ(second.status, 0) << second.output;
   const proto::Checkpoint resumed =
       LoadCheckpointDir((run / "6900_finish").string());
