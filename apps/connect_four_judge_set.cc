@@ -3,8 +3,9 @@
 // with each one's value-keeping columns as solved here, so a training run
 // judges its agent without solving anything.
 //
-//   build/apps/connect_four_judge_set >
-//   src/envs/games/connect_four_judge_set.cc
+// Run from the source root, then format what it wrote:
+//   f=src/envs/games/connect_four_judge_set.cc
+//   build/apps/connect_four_judge_set > $f && clang-format -i $f
 #include <cstdio>
 #include <iostream>
 
@@ -23,9 +24,10 @@ int main() {
             << ") and each position's value-keeping columns\n// (bit c: "
                "column c keeps the value). Do not edit.\n"
                "#include \"asyncrl/envs/games/connect_four_solver.h\"\n\n"
-               "namespace asyncrl {\n\n"
-               "const std::vector<JudgedPosition>& ConnectFourJudgeSet() {\n"
-               "  static const std::vector<JudgedPosition> kSet = {\n";
+               "#include <iterator>\n\n"
+               "namespace asyncrl {\n"
+               "namespace {\n\n"
+               "const JudgedPosition kSet[] = {\n";
   int done = 0;
   for (const auto& columns : positions) {
     const auto game = asyncrl::PlayColumns(columns);
@@ -34,11 +36,16 @@ int main() {
     for (int c = 0; c < ConnectFour::kColumns; ++c) mask |= keeps[c] << c;
     std::string digits;
     for (const int64_t c : columns) digits += static_cast<char>('0' + c);
-    std::cout << "      {\"" << digits << "\", " << mask << "},\n";
+    std::cout << "    {\"" << digits << "\", " << mask << "},\n";
     if (++done % 20 == 0) {
       std::fprintf(stderr, "%d of %d positions judged\n", done, kCount);
     }
   }
-  std::cout << "  };\n  return kSet;\n}\n\n}  // namespace asyncrl\n";
+  std::cout
+      << "};\n\n}  // namespace\n\n"
+         "const std::vector<JudgedPosition>& ConnectFourJudgeSet() {\n"
+         "  static const std::vector<JudgedPosition> set(std::begin(kSet),\n"
+         "                                               std::end(kSet));\n"
+         "  return set;\n}\n\n}  // namespace asyncrl\n";
   return 0;
 }
