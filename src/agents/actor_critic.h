@@ -117,6 +117,8 @@ class ActorCriticAgent : public BatchAgent,
   }
 
   ActorCriticModel& model() { return *model_; }
+  const Space& observation_space() const { return observation_space_; }
+  const Space& action_space() const { return action_space_; }
   FlatParameters& local() { return *local_; }
   const float* shared_params() const { return shared_params_; }
   const float* shared_ms() const { return shared_ms_; }

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "asyncrl/agents/policy_script.h"
+
 namespace asyncrl {
 namespace {
 
@@ -11,11 +13,9 @@ int64_t ConvOut(int64_t side, int64_t kernel, int64_t stride) {
 }
 
 // Reshapes flat rows back into images.
-torch::nn::Functional AsImages(const Space& space) {
-  const std::vector<int64_t> shape = {-1, space.shape[0], space.shape[1],
-                                      space.shape[2]};
-  return torch::nn::Functional(
-      [shape](const torch::Tensor& x) { return x.view(shape); });
+ImageView AsImages(const Space& space) {
+  return ImageView(
+      std::vector<int64_t>{space.shape[0], space.shape[1], space.shape[2]});
 }
 
 }  // namespace
@@ -56,9 +56,7 @@ Trunk AtariTrunk(const Space& observation_space) {
   Trunk trunk;
   trunk.features = 256;
   trunk.net = torch::nn::Sequential(
-      AsImages(observation_space),
-      torch::nn::Functional(
-          [](const torch::Tensor& x) { return x * (1.0 / 255.0); }),
+      AsImages(observation_space), Scale(1.0 / 255.0),
       torch::nn::Conv2d(torch::nn::Conv2dOptions(c, 16, 8).stride(4)),
       torch::nn::ReLU(),
       torch::nn::Conv2d(torch::nn::Conv2dOptions(16, 32, 4).stride(2)),
@@ -91,6 +89,16 @@ ModelOutput TrunkActorCriticImpl::Forward(const torch::Tensor& obs) {
   ModelOutput out;
   out.logits = pi_->forward(h);
   out.value = v_->forward(h).squeeze(-1);
+  return out;
+}
+
+std::optional<ScriptedOutput> TrunkActorCriticImpl::Script(
+    ScriptWriter& writer, const std::string& obs,
+    const std::string& /*state*/) const {
+  const std::string h = writer.Sequential(*trunk_, obs, "trunk");
+  ScriptedOutput out;
+  out.logits = writer.Linear(*pi_, h, "pi");
+  out.value = writer.Linear(*v_, h, "v") + ".squeeze(-1)";
   return out;
 }
 

@@ -12,6 +12,35 @@
 
 namespace asyncrl {
 
+// Flat rows [N, C * H * W] (as agents hold observations) viewed as images
+// [N, C, H, W]. No parameters; a named layer (not a torch::nn::Functional)
+// so that the TorchScript writer (agents/policy_script.h) can write it.
+class ImageViewImpl : public torch::nn::Module {
+ public:
+  explicit ImageViewImpl(std::vector<int64_t> chw) : chw_(std::move(chw)) {}
+  torch::Tensor forward(const torch::Tensor& x) {
+    return x.view({-1, chw_[0], chw_[1], chw_[2]});
+  }
+  const std::vector<int64_t>& chw() const { return chw_; }
+
+ private:
+  std::vector<int64_t> chw_;
+};
+TORCH_MODULE(ImageView);
+
+// Multiplies its input by a constant (the Atari body's 1/255). No
+// parameters; named for the same reason as ImageView.
+class ScaleImpl : public torch::nn::Module {
+ public:
+  explicit ScaleImpl(double factor) : factor_(factor) {}
+  torch::Tensor forward(const torch::Tensor& x) { return x * factor_; }
+  double factor() const { return factor_; }
+
+ private:
+  double factor_;
+};
+TORCH_MODULE(Scale);
+
 // A feature extractor: maps [N, observation size] (flat rows, as agents hold
 // observations) to [N, features].
 struct Trunk {
@@ -44,6 +73,9 @@ class TrunkActorCriticImpl : public ActorCriticModel {
   TrunkActorCriticImpl(Trunk trunk, int64_t n_actions);
   PolicyKind Kind() const override { return PolicyKind::kCategorical; }
   ModelOutput Forward(const torch::Tensor& obs) override;
+  std::optional<ScriptedOutput> Script(ScriptWriter& writer,
+                                       const std::string& obs,
+                                       const std::string& state) const override;
 
  private:
   torch::nn::Sequential trunk_{nullptr};

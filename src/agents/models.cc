@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "asyncrl/agents/conv_models.h"
+#include "asyncrl/agents/policy_script.h"
 #include "asyncrl/agents/recurrent_models.h"
 #include "asyncrl/misc/strings.h"
 
@@ -105,6 +106,15 @@ ModelOutput FcSoftmaxActorCriticImpl::Forward(const torch::Tensor& obs) {
   return out;
 }
 
+std::optional<ScriptedOutput> FcSoftmaxActorCriticImpl::Script(
+    ScriptWriter& writer, const std::string& obs,
+    const std::string& /*state*/) const {
+  ScriptedOutput out;
+  out.logits = writer.Sequential(*pi_, obs, "pi");
+  out.value = writer.Sequential(*v_, obs, "v") + ".squeeze(-1)";
+  return out;
+}
+
 std::optional<DenseDescription> FcSoftmaxActorCriticImpl::Describe() const {
   DenseDescription d;
   d.kind = PolicyKind::kCategorical;
@@ -129,6 +139,16 @@ void GaussianHead::Apply(const torch::Tensor& raw, ModelOutput* out) const {
   out->log_std = log_std.expand_as(out->mean);
 }
 
+void GaussianHead::Script(ScriptWriter& writer, const std::string& raw,
+                          ScriptedOutput* out) const {
+  const std::string c = writer.Tensor(center, "center", false);
+  const std::string r = writer.Tensor(half_range, "half_range", false);
+  const std::string s = writer.Tensor(log_std, "log_std", true);
+  out->mean =
+      writer.Assign(c + " + " + r + " * torch.tanh(" + raw + ")", "mean");
+  out->log_std = s + ".expand_as(" + out->mean + ")";
+}
+
 FcGaussianActorCriticImpl::FcGaussianActorCriticImpl(
     int64_t obs_size, const Space& action_space, std::vector<int64_t> hidden)
     : pi_(register_module("pi", Mlp(obs_size, hidden, action_space.FlatSize(),
@@ -141,6 +161,15 @@ ModelOutput FcGaussianActorCriticImpl::Forward(const torch::Tensor& obs) {
   ModelOutput out;
   head_.Apply(pi_->forward(obs), &out);
   out.value = v_->forward(obs).squeeze(-1);
+  return out;
+}
+
+std::optional<ScriptedOutput> FcGaussianActorCriticImpl::Script(
+    ScriptWriter& writer, const std::string& obs,
+    const std::string& /*state*/) const {
+  ScriptedOutput out;
+  head_.Script(writer, writer.Sequential(*pi_, obs, "pi"), &out);
+  out.value = writer.Sequential(*v_, obs, "v") + ".squeeze(-1)";
   return out;
 }
 

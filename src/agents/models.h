@@ -82,6 +82,18 @@ struct DenseDescription {
   torch::Tensor half_range;
 };
 
+class ScriptWriter;  // agents/policy_script.h
+
+// What a model's Script() wrote into a TorchScript method: expressions over
+// the method's variables (see ScriptWriter).
+struct ScriptedOutput {
+  std::string logits;   // [B, A]; categorical policies.
+  std::string mean;     // [B, D]; Gaussian policies.
+  std::string log_std;  // [B, D]; Gaussian policies.
+  std::string value;    // [B].
+  std::string state;    // [B, StateSize()]; recurrent models.
+};
+
 // Base of every actor-critic model. Not thread-safe.
 class ActorCriticModel : public torch::nn::Module {
  public:
@@ -104,6 +116,17 @@ class ActorCriticModel : public torch::nn::Module {
   virtual std::optional<DenseDescription> Describe() const {
     return std::nullopt;
   }
+  // Writes Forward() (recurrent models: Step()) as TorchScript for
+  // ExportPolicy (agents/policy_script.h): registers the model's tensors on
+  // the writer's module and writes the statements that compute the outputs
+  // from the variables named `obs` ([B, observation size], float32) and,
+  // for recurrent models, `state` ([B, StateSize()]). Models that cannot be
+  // exported return nothing (the default): --export refuses them.
+  virtual std::optional<ScriptedOutput> Script(
+      ScriptWriter& /*writer*/, const std::string& /*obs*/,
+      const std::string& /*state*/) const {
+    return std::nullopt;
+  }
 };
 
 // The Gaussian policy head shared by the Gaussian models: the mean squashed
@@ -119,6 +142,9 @@ struct GaussianHead {
   void Register(torch::nn::Module& module, const Space& action_space);
   // Fills out->mean and out->log_std from the unsquashed means [B, D].
   void Apply(const torch::Tensor& raw, ModelOutput* out) const;
+  // The same in TorchScript: `raw` is an expression of the unsquashed means.
+  void Script(ScriptWriter& writer, const std::string& raw,
+              ScriptedOutput* out) const;
 };
 
 // The reference's discrete-control network: separate policy and value MLPs
@@ -130,6 +156,9 @@ class FcSoftmaxActorCriticImpl : public ActorCriticModel {
   PolicyKind Kind() const override { return PolicyKind::kCategorical; }
   ModelOutput Forward(const torch::Tensor& obs) override;
   std::optional<DenseDescription> Describe() const override;
+  std::optional<ScriptedOutput> Script(ScriptWriter& writer,
+                                       const std::string& obs,
+                                       const std::string& state) const override;
 
  private:
   torch::nn::Sequential pi_{nullptr};
@@ -147,6 +176,9 @@ class FcGaussianActorCriticImpl : public ActorCriticModel {
   PolicyKind Kind() const override { return PolicyKind::kGaussian; }
   ModelOutput Forward(const torch::Tensor& obs) override;
   std::optional<DenseDescription> Describe() const override;
+  std::optional<ScriptedOutput> Script(ScriptWriter& writer,
+                                       const std::string& obs,
+                                       const std::string& state) const override;
 
  private:
   torch::nn::Sequential pi_{nullptr};

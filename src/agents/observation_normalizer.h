@@ -83,6 +83,7 @@ class ObservationNormalizer {
   void LoadFrom(const proto::RunningStatistics& in);
 
   int64_t size() const { return size_; }
+  double clip() const { return clip_; }
   // Element i's 1 / sqrt(var + eps) in the copy taken at the last merge or
   // Normalize.
   double InverseScale(int64_t i) const { return inv_scale_.at(i); }

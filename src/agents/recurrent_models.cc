@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "asyncrl/agents/policy_script.h"
+
 namespace asyncrl {
 
 ModelOutput RecurrentActorCritic::Forward(const torch::Tensor& obs) {
@@ -151,6 +153,73 @@ ModelOutput LstmActorCriticImpl::Heads(const torch::Tensor& hidden) {
     head_.Apply(pi_->forward(h_pi), &out);
   }
   out.value = v_->forward(h_v).squeeze(-1);
+  return out;
+}
+
+}  // namespace asyncrl
+
+namespace asyncrl {
+
+std::optional<ScriptedOutput> LstmActorCriticImpl::Script(
+    ScriptWriter& writer, const std::string& obs,
+    const std::string& state) const {
+  const int64_t h = lstm_size_;
+  const auto range = [&](const std::string& x, int64_t from, int64_t to) {
+    return x + "[:, " + std::to_string(from) + ":" + std::to_string(to) + "]";
+  };
+  std::vector<std::string> hidden;
+  std::string states;
+  for (size_t i = 0; i < cells_.size(); ++i) {
+    const std::string suffix =
+        cells_.size() == 1 ? "" : (i == 0 ? "_pi" : "_v");
+    const torch::nn::LSTMCellImpl& cell = *cells_[i];
+    const std::string lstm = "lstm" + suffix;
+    const std::string features =
+        writer.Sequential(*trunks_[i], obs, "trunk" + suffix);
+    const std::string w_ih =
+        writer.Tensor(cell.weight_ih, lstm + "_weight_ih", true);
+    const std::string w_hh =
+        writer.Tensor(cell.weight_hh, lstm + "_weight_hh", true);
+    const std::string b_ih =
+        writer.Tensor(cell.bias_ih, lstm + "_bias_ih", true);
+    const std::string b_hh =
+        writer.Tensor(cell.bias_hh, lstm + "_bias_hh", true);
+    // As Encode and CoreStep: the input's share, then the state's.
+    const std::string x_gates =
+        writer.Assign("torch.addmm(" + b_ih + " + " + b_hh + ", " + features +
+                          ", " + w_ih + ".t())",
+                      "x_gates");
+    const int64_t s0 = 2 * h * static_cast<int64_t>(i);
+    const std::string gates =
+        writer.Assign("torch.addmm(" + x_gates + ", " +
+                          range(state, s0, s0 + h) + ", " + w_hh + ".t())",
+                      "gates");
+    const std::string in_forget = writer.Assign(
+        "torch.sigmoid(" + range(gates, 0, 2 * h) + ")", "in_forget");
+    const std::string cell_gate = writer.Assign(
+        "torch.tanh(" + range(gates, 2 * h, 3 * h) + ")", "cell_gate");
+    const std::string out_gate = writer.Assign(
+        "torch.sigmoid(" + range(gates, 3 * h, 4 * h) + ")", "out_gate");
+    const std::string c2 =
+        writer.Assign("torch.addcmul(" + range(in_forget, h, 2 * h) + " * " +
+                          range(state, s0 + h, s0 + 2 * h) + ", " +
+                          range(in_forget, 0, h) + ", " + cell_gate + ")",
+                      "c");
+    const std::string h2 =
+        writer.Assign(out_gate + " * torch.tanh(" + c2 + ")", "h");
+    hidden.push_back(h2);
+    states += (states.empty() ? "" : ", ") + h2 + ", " + c2;
+  }
+  ScriptedOutput out;
+  out.state = "torch.cat([" + states + "], 1)";
+  const std::string& h_pi = hidden[0];
+  const std::string& h_v = hidden.back();
+  if (kind_ == PolicyKind::kCategorical) {
+    out.logits = writer.Linear(*pi_, h_pi, "pi");
+  } else {
+    head_.Script(writer, writer.Linear(*pi_, h_pi, "pi"), &out);
+  }
+  out.value = writer.Linear(*v_, h_v, "v") + ".squeeze(-1)";
   return out;
 }
 

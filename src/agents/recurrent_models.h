@@ -78,6 +78,10 @@ class LstmActorCriticImpl : public RecurrentActorCritic {
   RecurrentStep CoreStep(const torch::Tensor& features,
                          const torch::Tensor& state) override;
   ModelOutput Heads(const torch::Tensor& hidden) override;
+  // Step() as TorchScript (Encode, CoreStep and Heads written out).
+  std::optional<ScriptedOutput> Script(ScriptWriter& writer,
+                                       const std::string& obs,
+                                       const std::string& state) const override;
 
  private:
   PolicyKind kind_;
