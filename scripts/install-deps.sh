@@ -15,6 +15,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libgoogle-perftools-dev google-perftools   # --profile, google-pprof
   clang libclang-rt-14-dev                   # fuzzers and sanitizers (scripts/fuzz.sh)
+  python3-torch python3-onnx   # exported policies in Python, scripts/export_onnx.py
 )
 
 missing=()

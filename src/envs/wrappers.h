@@ -75,6 +75,9 @@ class ScaleObservations : public Wrapper {
  public:
   explicit ScaleObservations(std::unique_ptr<Env> inner);
   const Space& ObservationSpace() const override { return space_; }
+  // Element i becomes raw * factor()[i] + offset()[i].
+  const std::vector<double>& factor() const { return factor_; }
+  const std::vector<double>& offset() const { return offset_; }
 
  protected:
   FloatView DoReset(std::optional<uint64_t> seed) override;

@@ -22,8 +22,8 @@ namespace {
 // Options that describe this invocation, not the run: never taken from, or
 // compared with, a resumed run's args.json.
 const std::set<std::string> kPerInvocation = {
-    "resume", "load",      "demo",  "config",  "help",       "version",
-    "outdir", "log-level", "quiet", "profile", "step-offset"};
+    "resume",  "load",   "demo",      "export", "config",  "help",
+    "version", "outdir", "log-level", "quiet",  "profile", "step-offset"};
 
 std::map<std::string, std::string> ReadArgsJson(const std::string& path) {
   std::ifstream in(path);
@@ -115,9 +115,9 @@ void StoreResumedOptions(po::variables_map& vm,
   f->resume_saved = saved;
 }
 
-// --demo --load DIR: the environment, network and episode limit of the
-// checkpoint's run unless given. A checkpoint that cannot be read is left
-// for --load's own check to report.
+// --demo (or --export) --load DIR: the environment, network and episode limit
+// of the checkpoint's run unless given. A checkpoint that cannot be read is
+// left for --load's own check to report.
 void StoreDemoOptions(po::variables_map& vm,
                       const po::options_description& desc) {
   proto::Checkpoint checkpoint;
@@ -152,7 +152,8 @@ void MergeSources(int argc, const char* const* argv,
     po::store(po::parse_command_line(argc, argv, desc), vm);
     if (vm.count("config")) StoreConfigFile(vm, desc);
     if (vm.count("resume")) StoreResumedOptions(vm, desc, f);
-    if (vm.count("demo") && vm["demo"].as<bool>() && vm.count("load")) {
+    if (((vm.count("demo") && vm["demo"].as<bool>()) || vm.count("export")) &&
+        vm.count("load")) {
       StoreDemoOptions(vm, desc);
     }
     po::notify(vm);

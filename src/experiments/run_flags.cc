@@ -278,6 +278,9 @@ po::options_description RunOwnFlags(RunFlags& f, Extras& x) {
       "never write best/ (the reference's save_best_so_far_agent=False); the "
       "best score is still kept")("demo", po::bool_switch(&f.demo),
                                   "evaluate the --load agent and exit")(
+      "export", po::value(&f.export_file),
+      "write the --load agent's policy to this file as a TorchScript module "
+      "(torch.jit.load in Python, torch::jit::load in C++) and exit")(
       "resume", po::value(&f.resume),
       "continue the run of this checkpoint (<run>/<checkpoint>) in its "
       "folder, with its options unless given again")(
@@ -462,6 +465,18 @@ void CheckRunInputs(const po::variables_map& vm, Env& env, RunFlags& f) {
   }
   Require(!f.demo || !t.load.empty(), "demo", "true",
           "only with --load DIR (the agent to evaluate)");
+  if (!f.export_file.empty()) {
+    Require(!t.load.empty(), "export", f.export_file,
+            "only with --load DIR (the agent to export)");
+    Require(!f.demo, "export", f.export_file, "not with --demo");
+    const std::filesystem::path file(f.export_file);
+    const std::filesystem::path folder =
+        file.has_parent_path() ? file.parent_path() : ".";
+    std::error_code ec;
+    Require(std::filesystem::is_directory(folder, ec) &&
+                !std::filesystem::is_directory(file, ec) && file.has_filename(),
+            "export", f.export_file, "a file name in an existing folder");
+  }
   if (SelfPlayEnv* game = FindSelfPlayEnv(env)) {
     Require(vm.count("eval-n-steps") == 0, "eval-n-steps",
             FormatValue(t.eval_n_steps),

@@ -65,6 +65,9 @@ struct RunFlags {
   // --no-save-best-so-far-agent: TrainOptions::save_best_so_far_agent off.
   bool no_save_best = false;
   bool demo = false;
+  // --export FILE: the --load agent's policy written as a TorchScript module
+  // (agents/policy_script.h) instead of training.
+  std::string export_file;
   bool quiet = false;
   // --resume: the checkpoint directory and the run folder it belongs to.
   std::string resume;

@@ -9,6 +9,7 @@
 
 #include "asyncrl/agents/a3c.h"
 #include "asyncrl/agents/models.h"
+#include "asyncrl/agents/policy_script.h"
 #include "asyncrl/agents/torch_setup.h"
 #include "asyncrl/envs/fault_injection.h"
 #include "asyncrl/envs/games/self_play_env.h"
@@ -154,6 +155,42 @@ class TrainerRun {
                       f_.train.eval_n_episodes, f_.train.max_episode_len));
     std::cout << "n_runs: " << s.episodes << " mean: " << s.mean
               << " median: " << s.median << " stdev: " << s.stdev << std::endl;
+    return 0;
+  }
+
+  // --export FILE --load DIR: the loaded agent's policy as TorchScript.
+  int Export(const Space& obs, const Space& act) const {
+    std::unique_ptr<Agent> agent = AgentFactory(obs, act)(0);
+    LoadInto(*agent, "load", f_.train.load);
+    auto* actor_critic = dynamic_cast<ActorCriticAgent*>(agent.get());
+    if (actor_critic == nullptr) {
+      throw FlagError("--export=" + f_.export_file +
+                      " is invalid; accepted: an agent derived from "
+                      "ActorCriticAgent (" +
+                      plugins_.program + "'s make_agent returns another)");
+    }
+    ExportOptions options;
+    std::unique_ptr<Env> env = EnvFactory(std::nullopt)(0, true);
+    if (const auto* scale = dynamic_cast<const ScaleObservations*>(env.get())) {
+      options.scaling = {scale->factor(), scale->offset()};
+    }
+    options.info = {{"env", f_.env},
+                    {"arch", custom_agent_ ? "custom" : f_.arch},
+                    {"algorithm", f_.algorithm},
+                    {"checkpoint", f_.train.load},
+                    {"asyncrl_version", kVersion}};
+    torch::jit::Module module;
+    try {
+      module = ExportPolicy(*actor_critic, options);
+    } catch (const std::invalid_argument& e) {
+      throw FlagError("--export=" + f_.export_file +
+                      " is invalid; accepted: an agent whose model can be "
+                      "written as TorchScript (" +
+                      e.what() + ")");
+    }
+    SaveScriptModule(module, f_.export_file);
+    Log(LogLevel::kInfo,
+        "Exported the policy of " + f_.train.load + " to " + f_.export_file);
     return 0;
   }
 
@@ -433,6 +470,7 @@ int Run(int argc, const char* const* argv, const TrainerPlugins& plugins) {
   const Space act = probe->ActionSpace();
   probe.reset();
   if (f.demo) return run.Demo(obs, act);
+  if (!f.export_file.empty()) return run.Export(obs, act);
   return run.Train(argc, argv, obs, act);
 }
 
