@@ -5,6 +5,8 @@ include(CMakePackageConfigHelpers)
 
 set(ASYNCRL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/asyncrl)
 
+# train_a3c too: the Python package's asyncrl.train starts it.
+install(TARGETS train_a3c RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS asyncrl asyncrl_experiments asyncrl_agents asyncrl_envs
                 asyncrl_misc asyncrl_proto
         EXPORT asyncrlTargets

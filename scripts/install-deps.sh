@@ -16,6 +16,7 @@ packages=(
   libgoogle-perftools-dev google-perftools   # --profile, google-pprof
   clang libclang-rt-14-dev                   # fuzzers and sanitizers (scripts/fuzz.sh)
   python3-torch python3-onnx   # exported policies in Python, scripts/export_onnx.py
+  pybind11-dev python3-dev     # the Python module (python/)
 )
 
 missing=()

@@ -59,6 +59,9 @@ class Env {
   // Parameters set since the last Reset take effect first.
   FloatView Reset(std::optional<uint64_t> seed = std::nullopt);
   StepResult Step(const Action& action);
+  // Step's check of an action against ActionSpace(), on its own (a batch
+  // checks every action before stepping any environment).
+  void ValidateAction(const Action& action) const;
 
   // The parameters this environment declares, in declaration order (empty
   // for most user environments).
@@ -88,7 +91,6 @@ class Env {
 
  private:
   const EnvParameter& Find(const std::string& name) const;
-  void ValidateAction(const Action& action) const;
   bool needs_reset_ = true;
   std::vector<EnvParameter> parameters_;
   std::vector<double*> targets_;      // Parallel to parameters_.

@@ -12,9 +12,11 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/envs/wrappers.h"
 #include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/seeding.h"
 
 namespace asyncrl {
 namespace {
@@ -247,7 +250,7 @@ TEST_P(ExportTest, TheExportedPolicyIsTheAgentsInCppAndPython) {
   WriteFloats(dir.path() / "obs.f32", raw);
   if (recurrent) WriteFloats(dir.path() / "state.f32", state);
   const ProcessRun python =
-      Exec("/usr/bin/python3",
+      Exec(ASYNCRL_PYTHON,
            std::string(ASYNCRL_SOURCE_DIR) + "/tests/python/run_policy.py " +
                policy.string() + " " + std::to_string(kRows) + " " +
                (dir.path() / "obs.f32").string() + " " +
@@ -264,9 +267,9 @@ TEST_P(ExportTest, TheExportedPolicyIsTheAgentsInCppAndPython) {
   // ONNX: the graph passes onnx.checker, its inputs and outputs named.
   const fs::path onnx = dir.path() / "policy.onnx";
   const ProcessRun converted =
-      Exec("/usr/bin/python3", std::string(ASYNCRL_SOURCE_DIR) +
-                                   "/scripts/export_onnx.py " +
-                                   policy.string() + " " + onnx.string());
+      Exec(ASYNCRL_PYTHON, std::string(ASYNCRL_SOURCE_DIR) +
+                               "/scripts/export_onnx.py " + policy.string() +
+                               " " + onnx.string());
   ASSERT_EQ(converted.status, 0) << converted.output;
   const std::string names =
       std::string(recurrent ? "inputs obs, state; " : "inputs obs; ") +
@@ -294,6 +297,61 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<ExportCase>& info) {
       return info.param.name;
     });
+
+// The exported policy played in the Python environment gives the episodes
+// --demo --act-deterministically gives with the checkpoint: the same seed
+// (the demo's evaluation seed), the same most probable actions, the same
+// returns. A policy trained briefly, so that the returns differ.
+class ExportPlayTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ExportPlayTest, TheDemoAndAPythonLoopGiveTheSameReturns) {
+  if (std::string(ASYNCRL_PYTHON_PACKAGE).empty()) {
+    GTEST_SKIP() << "this build has no Python module (sanitizer builds)";
+  }
+  const std::string& arch = GetParam();
+  TempDir dir("export_play_" + arch);
+  const std::string checkpoint = TrainBriefly(
+      TRAIN_A3C_BIN, dir.str(), "--env CartPole-v1 --arch " + arch, 6000);
+  ASSERT_FALSE(checkpoint.empty());
+  const ProcessRun demo =
+      TrainA3C("--demo --load " + checkpoint +
+               " --act-deterministically --eval-n-runs 5 --log-level warning");
+  ASSERT_EQ(demo.status, 0) << demo.output;
+  const std::string policy = dir.str() + "/policy.pt";
+  ASSERT_EQ(TrainA3C("--export " + policy + " --load " + checkpoint).status, 0);
+  const ProcessRun played =
+      Exec("PYTHONPATH=" + std::string(ASYNCRL_PYTHON_PACKAGE) + " " +
+               ASYNCRL_PYTHON,
+           std::string(ASYNCRL_SOURCE_DIR) + "/tests/python/play_policy.py " +
+               policy + " CartPole-v1 " + std::to_string(EvalEnvSeed(0, 0, 1)) +
+               " 5");
+  ASSERT_EQ(played.status, 0) << played.output;
+  std::vector<double> returns;
+  for (const std::string& r : testing::Split(played.Lines().at(0), ' ')) {
+    returns.push_back(std::stod(r));
+  }
+  ASSERT_EQ(returns.size(), 5u) << played.output;
+  double sum = 0;
+  for (double r : returns) sum += r;
+  std::vector<double> sorted = returns;
+  std::sort(sorted.begin(), sorted.end());
+  std::ostringstream expected;
+  expected << "n_runs: 5 mean: " << sum / 5 << " median: " << sorted[2];
+  EXPECT_EQ(demo.output.rfind(expected.str(), 0), 0u)
+      << demo.output << " vs Python's " << played.output;
+  EXPECT_NE(sorted.front(), sorted.back())
+      << "every episode returned the same: the comparison tells nothing";
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, ExportPlayTest,
+                         ::testing::Values("fc-softmax", "fc-softmax-lstm"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name;
+                           for (char c : info.param) {
+                             name += std::isalnum(c) ? c : '_';
+                           }
+                           return name;
+                         });
 
 // A program's own agent that is not an actor-critic (the custom-agent
 // example's hill climber) is refused in one line.
@@ -323,7 +381,7 @@ TEST(ExportFlagsTest, ExportOnnxRefusesWhatIsNotAPolicyInOneLine) {
   const std::string script =
       std::string(ASYNCRL_SOURCE_DIR) + "/scripts/export_onnx.py ";
   const ProcessRun r =
-      Exec("/usr/bin/python3", script + bogus.string() + " " + out.string());
+      Exec(ASYNCRL_PYTHON, script + bogus.string() + " " + out.string());
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_EQ(r.output.rfind("export_onnx: " + bogus.string() +
                                " is not a TorchScript policy: ",

@@ -40,6 +40,23 @@ if grep -rlF -e "$source/" -e "$build/" "$prefix/lib/cmake" "$prefix/include"; t
   fail "installed files refer to the source or build tree (listed above)"
 fi
 
+# train_a3c and the Python package (when this build has it), found under the
+# prefix as a user's Python finds it, naming the installed train_a3c.
+[ -x "$prefix/bin/train_a3c" ] || fail "bin/train_a3c was not installed"
+if [ -f "$build/python/asyncrl/__init__.py" ]; then
+  pydir=$(ls -d "$prefix"/lib/python3*/dist-packages | head -n 1)
+  [ -f "$pydir/asyncrl/__init__.py" ] || fail "the Python package was not installed"
+  (cd "$work" && PYTHONPATH="$pydir" /usr/bin/python3 -c '
+import sys, asyncrl
+assert asyncrl.__file__.startswith(sys.argv[1]), asyncrl.__file__
+assert asyncrl.TRAIN_A3C == sys.argv[2], asyncrl.TRAIN_A3C
+env = asyncrl.make_vec("CartPole-v1", 2)
+env.reset(seed=0)
+result = asyncrl.train(["--version"])
+assert result.returncode == 0 and result.output.startswith("train_a3c "), result
+' "$pydir" "$prefix/bin/train_a3c") || fail "the installed Python package"
+fi
+
 # The example as a user would build it: a copy outside our tree, only the
 # prefix on CMAKE_PREFIX_PATH.
 cp -r "$source/examples/custom_agent" "$work/example"

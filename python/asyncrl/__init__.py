@@ -1,0 +1,173 @@
+"""asyncrl from Python (README "From Python").
+
+- make_vec(name, num_envs): asyncrl's native environments as a batched
+  vector environment with Gymnasium's semantics (reset(seed=...) ->
+  (obs, info); step(actions) -> (obs, reward, terminated, truncated, info)),
+  autoreset in the same step.
+- read_scores(run), read_checkpoint(dir): what a run wrote.
+- train(args): a train_a3c run with its flags; returns when it ends.
+
+Needs NumPy (Debian's python3-numpy). Nothing here imports torch.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+from . import _native
+from ._paths import TRAIN_A3C
+
+__all__ = ["VectorEnv", "Space", "make_vec", "env_names", "read_scores",
+           "read_checkpoint", "train", "TrainResult"]
+
+Space = _native.Space
+
+
+class VectorEnv(_native.VectorEnv):
+    """num_envs copies of one environment stepped together.
+
+    reset(seed=None) -> (obs, info): obs is float32 [num_envs, *shape];
+        with a seed, environment i is seeded seed + i (same seed, same
+        episodes); without, each continues its own stream.
+    step(actions) -> (obs, reward, terminated, truncated, info):
+        actions are integers [num_envs] (Discrete) or floats
+        [num_envs, D] (Box); reward float64, terminated and truncated
+        bool, all [num_envs]. Every action is checked before any
+        environment steps (out of range, a game's illegal move, a wrong
+        shape or dtype: ValueError with asyncrl's message; nothing moves).
+    autoreset_mode is "same-step" (Gymnasium's AutoresetMode.SAME_STEP):
+        an environment whose episode ends in step() is reset at once; obs
+        holds the new episode's first observation and info["final_obs"]
+        the ended episode's last (rows where info["_final_obs"] is True).
+    set_parameter(name, value) sets an environment parameter of every
+        copy from its next episode; parameters() lists them.
+    """
+
+    autoreset_mode = "same-step"
+    metadata = {"autoreset_mode": "same-step"}
+
+    def __init__(self, name, num_envs=1, max_episode_steps=0,
+                 reward_scale=1.0):
+        super().__init__(name, num_envs, max_episode_steps, reward_scale)
+
+    def reset(self, *, seed=None, options=None):
+        if options:
+            raise ValueError("options=%r is invalid; accepted: None (use "
+                             "set_parameter for environment parameters)"
+                             % (options,))
+        return super().reset(seed)
+
+    def step(self, actions):
+        return super().step(np.asarray(actions))
+
+    def close(self):
+        pass
+
+    def __repr__(self):
+        return "VectorEnv(%r, num_envs=%d)" % (self.name, self.num_envs)
+
+
+def make_vec(name, num_envs=1, max_episode_steps=0, reward_scale=1.0):
+    """A VectorEnv of num_envs copies of the environment `name`
+    (env_names() lists them; max_episode_steps 0 keeps its time limit)."""
+    return VectorEnv(name, num_envs, max_episode_steps, reward_scale)
+
+
+def env_names():
+    """The names make_vec accepts."""
+    return list(_native.env_names())
+
+
+def read_scores(run):
+    """scores.txt of a run folder (or the file itself) as a dict of
+    columns: {"steps": [...], "mean": [...], ...}, numbers as int or
+    float."""
+    path = os.path.join(run, "scores.txt") if os.path.isdir(run) else run
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    if not lines:
+        raise ValueError("%s is empty; accepted: a scores.txt with a header"
+                         % path)
+    header = lines[0].split("\t")
+    columns = {name: [] for name in header}
+    for number, line in enumerate(lines[1:], start=2):
+        cells = line.split("\t")
+        if len(cells) != len(header):
+            raise ValueError("%s line %d has %d cells; the header has %d"
+                             % (path, number, len(cells), len(header)))
+        for name, cell in zip(header, cells):
+            columns[name].append(_number(cell))
+    return columns
+
+
+def _number(cell):
+    try:
+        return int(cell)
+    except ValueError:
+        try:
+            return float(cell)
+        except ValueError:
+            return cell
+
+
+def read_checkpoint(directory):
+    """A checkpoint directory's metadata (no tensors): global_step,
+    episodes, elapsed_seconds, best_score (None before an evaluation),
+    agent_type, env, config (every recorded option, as str), parameters
+    (name -> shape), build_revision, created_unix_ms. Raises
+    RuntimeError naming the file when it is missing or damaged."""
+    info = _native.read_checkpoint(directory)
+    decode = lambda b: b.decode("utf-8", "surrogateescape")
+    info["env"] = decode(info["env"])
+    info["config"] = {k: decode(v) for k, v in info["config"].items()}
+    return info
+
+
+class TrainResult:
+    """How a train() run ended: returncode (train_a3c's exit status: 0
+    done, 1 a worker failed, 2 invalid flags, 130/143 stopped), run (the
+    run folder, None when none was made), output (what it printed)."""
+
+    def __init__(self, returncode, run, output):
+        self.returncode = returncode
+        self.run = run
+        self.output = output
+
+    def __repr__(self):
+        return "TrainResult(returncode=%d, run=%r)" % (self.returncode,
+                                                       self.run)
+
+
+def train(args, echo=False, train_a3c=None):
+    """Runs train_a3c with `args` (a list of its flags, e.g.
+    ["--env", "CartPole-v1", "--successful-score", "475"]) and returns a
+    TrainResult when it ends. A separate process: LibTorch's workers fork,
+    which a Python process with threads must not. echo=True also prints
+    its output as it comes. train_a3c: another binary (default: the one
+    built or installed with this package, or $ASYNCRL_TRAIN_A3C)."""
+    binary = train_a3c or os.environ.get("ASYNCRL_TRAIN_A3C") or TRAIN_A3C
+    if isinstance(args, str):
+        raise TypeError("args must be a list of flags, not a string")
+    process = subprocess.Popen([binary] + [str(a) for a in args],
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True,
+                               errors="replace")
+    output = []
+    try:
+        for line in process.stdout:
+            output.append(line)
+            if echo:
+                sys.stdout.write(line)
+                sys.stdout.flush()
+    except BaseException:
+        # KeyboardInterrupt: stop the run as Ctrl-C would (it saves).
+        process.send_signal(2)
+        process.wait()
+        raise
+    returncode = process.wait()
+    text = "".join(output)
+    match = re.search(r"^results in (.*)$", text, re.MULTILINE)
+    return TrainResult(returncode, match.group(1) if match else None, text)

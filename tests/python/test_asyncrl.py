@@ -1,0 +1,208 @@
+#!/usr/bin/python3
+"""The asyncrl Python package (python/), as a user imports it: the vector
+environments' semantics and refusals, reading a run, asyncrl.train.
+Run by ctest (tests/CMakeLists.txt) with PYTHONPATH=build/python and
+ASYNCRL_SOURCE_DIR; the trajectories against the C++ environments are in
+tests/apps/python_env_test.cc."""
+
+import os
+import shutil
+import tempfile
+import unittest
+
+import numpy as np
+
+import asyncrl
+
+SOURCE = os.environ.get("ASYNCRL_SOURCE_DIR",
+                        os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+class VectorEnvTest(unittest.TestCase):
+    def test_reset_and_step_have_gymnasiums_shapes_and_types(self):
+        env = asyncrl.make_vec("MinAtar/Breakout", num_envs=5)
+        self.assertEqual(env.num_envs, 5)
+        self.assertEqual(env.autoreset_mode, "same-step")
+        self.assertEqual(env.single_observation_space.shape, (4, 10, 10))
+        self.assertEqual(env.single_action_space.kind, "discrete")
+        self.assertEqual(env.single_action_space.n, 6)
+        obs, info = env.reset(seed=3)
+        self.assertEqual(obs.shape, (5, 4, 10, 10))
+        self.assertEqual(obs.dtype, np.float32)
+        self.assertEqual(info, {})
+        obs, reward, terminated, truncated, info = env.step(
+            np.zeros(5, dtype=np.int32))
+        self.assertEqual(obs.shape, (5, 4, 10, 10))
+        self.assertEqual(reward.dtype, np.float64)
+        self.assertEqual(terminated.dtype, np.bool_)
+        self.assertEqual(truncated.shape, (5,))
+        self.assertEqual(info["final_obs"].shape, (5, 4, 10, 10))
+        self.assertEqual(info["_final_obs"].dtype, np.bool_)
+
+    def test_a_seed_fixes_the_episodes_and_each_copy_differs(self):
+        def run(seed):
+            env = asyncrl.make_vec("CartPole-v1", num_envs=3)
+            first, _ = env.reset(seed=seed)
+            rng = np.random.default_rng(0)
+            rows = [first]
+            for _ in range(50):
+                rows.append(env.step(rng.integers(0, 2, size=3))[0])
+            return np.stack(rows)
+        a, b, c = run(7), run(7), run(8)
+        np.testing.assert_array_equal(a, b)
+        self.assertFalse(np.array_equal(a, c))
+        self.assertFalse(np.array_equal(a[:, 0], a[:, 1]))
+
+    def test_an_ended_episode_resets_in_the_same_step(self):
+        env = asyncrl.make_vec("CartPole-v1", num_envs=2,
+                               max_episode_steps=10)
+        env.reset(seed=0)
+        for _ in range(10):
+            obs, _, terminated, truncated, info = env.step(
+                np.ones(2, dtype=np.int64))
+            ended = terminated | truncated
+            np.testing.assert_array_equal(info["_final_obs"], ended)
+            if ended.any():
+                break
+        # Pushing right: the pole falls, or the limit cuts at step 10.
+        self.assertTrue(ended.any())
+        # The new episode's first observation (CartPole starts within
+        # +-0.05) and the ended one's last, which had moved further.
+        self.assertTrue((np.abs(obs[ended]) <= 0.05).all())
+        self.assertTrue((np.abs(info["final_obs"][ended]) > 0.05).any())
+        self.assertTrue((info["final_obs"][~ended] == 0).all())
+
+    def test_continuous_actions_take_both_shapes(self):
+        env = asyncrl.make_vec("Pendulum-v1", num_envs=4)
+        env.reset(seed=1)
+        r1 = env.step(np.zeros((4, 1), dtype=np.float32))[1]
+        r2 = env.step([0.5, -0.5, 1.0, 2.0])[1]
+        self.assertEqual(r1.shape, (4,))
+        self.assertEqual(r2.shape, (4,))
+
+    def test_bad_actions_raise_the_cpp_message_and_nothing_moves(self):
+        env = asyncrl.make_vec("MinAtar/Breakout", num_envs=3)
+        obs, _ = env.reset(seed=2)
+        cases = [
+            (np.array([0, 1, 9]), "actions[2]: MinAtar/Breakout: action 9 "
+             "is out of range; accepted: integers in [0, 5]"),
+            (np.array([0, 1]), "actions of shape (2,) and dtype int64 are "
+             "invalid; accepted: integers of shape (3,)"),
+            (np.array([0.0, 1.0, 2.0]), "actions of shape (3,) and dtype "
+             "float64 are invalid"),
+            (np.zeros((3, 1), dtype=np.int64), "actions of shape (3, 1)"),
+        ]
+        for actions, message in cases:
+            with self.assertRaises(ValueError) as raised:
+                env.step(actions)
+            self.assertIn(message, str(raised.exception))
+            self.assertNotIn("\n", str(raised.exception))
+        # The refused batches moved nothing: the same seed's first step.
+        fresh = asyncrl.make_vec("MinAtar/Breakout", num_envs=3)
+        fresh.reset(seed=2)
+        np.testing.assert_array_equal(env.step(np.zeros(3, np.int64))[0],
+                                      fresh.step(np.zeros(3, np.int64))[0])
+        pendulum = asyncrl.make_vec("Pendulum-v1", num_envs=2)
+        pendulum.reset(seed=0)
+        with self.assertRaises(ValueError) as raised:
+            pendulum.step(np.array([[0.0], [3.0]], dtype=np.float32))
+        self.assertEqual(str(raised.exception),
+                         "actions[1]: Pendulum: action[0]=3 is out of range; "
+                         "accepted: [-2, 2]")
+
+    def test_an_illegal_move_of_a_game_is_refused(self):
+        env = asyncrl.make_vec("TicTacToe", num_envs=1)
+        obs, _ = env.reset(seed=0)
+        space = env.single_observation_space
+        self.assertEqual(space.action_mask, 9)
+        mask = obs[0, -9:]
+        legal = int(np.flatnonzero(mask)[0])
+        obs = env.step(np.array([legal]))[0]
+        taken = [a for a in range(9) if obs[0, -9 + a] == 0]
+        self.assertIn(legal, taken)
+        with self.assertRaises(ValueError) as raised:
+            env.step(np.array([legal]))
+        self.assertIn("action %d is illegal in this position" % legal,
+                      str(raised.exception))
+
+    def test_step_before_reset_and_bad_construction_raise(self):
+        with self.assertRaises(RuntimeError) as raised:
+            asyncrl.make_vec("CartPole-v1").step(np.array([0]))
+        self.assertEqual(str(raised.exception),
+                         "step() before reset(): call reset() first")
+        with self.assertRaises(ValueError) as raised:
+            asyncrl.make_vec("Pong")
+        self.assertIn("unknown environment 'Pong'; registered: ",
+                      str(raised.exception))
+        with self.assertRaises(ValueError) as raised:
+            asyncrl.make_vec("CartPole-v1", num_envs=0)
+        self.assertEqual(str(raised.exception),
+                         "num_envs=0 is invalid; accepted: 1 to 65536")
+        with self.assertRaises(ValueError):
+            asyncrl.make_vec("CartPole-v1").reset(seed=-1)
+
+    def test_parameters_are_listed_set_and_checked(self):
+        env = asyncrl.make_vec("CartPole-v1", num_envs=2)
+        names = [p["name"] for p in env.parameters()]
+        self.assertIn("length", names)
+        env.set_parameter("length", 1.0)
+        env.reset(seed=0)
+        self.assertEqual(env.parameter("length"), 1.0)
+        with self.assertRaises(ValueError) as raised:
+            env.set_parameter("length", -1.0)
+        self.assertIn("length", str(raised.exception))
+        self.assertIn("-1", str(raised.exception))
+        with self.assertRaises(ValueError) as raised:
+            env.set_parameter("pole", 1.0)
+        self.assertIn("unknown parameter 'pole'", str(raised.exception))
+
+    def test_env_names_are_the_registrys(self):
+        names = asyncrl.env_names()
+        for name in ("CartPole-v1", "MinAtar/Seaquest", "ConnectFour"):
+            self.assertIn(name, names)
+
+
+class RunTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="asyncrl_python_")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_train_solves_cartpole_and_its_run_reads_back(self):
+        result = asyncrl.train([
+            "--config", os.path.join(SOURCE, "configs", "cartpole-fast.conf"),
+            "--processes", "2", "--seed", "1", "--outdir", self.dir,
+            "--quiet"])
+        self.assertEqual(result.returncode, 0, result.output)
+        self.assertTrue(os.path.isdir(result.run), result.output)
+        scores = asyncrl.read_scores(result.run)
+        self.assertEqual(list(scores)[:3], ["steps", "episodes", "elapsed"])
+        self.assertGreaterEqual(max(scores["mean"]), 475)
+        checkpoint = asyncrl.read_checkpoint(
+            os.path.join(result.run, "successful"))
+        self.assertEqual(checkpoint["env"], "CartPole-v1")
+        self.assertEqual(checkpoint["config"]["successful-score"], "475")
+        self.assertGreater(checkpoint["global_step"], 0)
+        self.assertGreaterEqual(checkpoint["best_score"], 475)
+        self.assertIn("pi.0.weight", checkpoint["parameters"])
+
+    def test_a_bad_flag_returns_two_and_no_run(self):
+        result = asyncrl.train(["--outdir", self.dir, "--processes", "0"])
+        self.assertEqual(result.returncode, 2)
+        self.assertIsNone(result.run)
+        self.assertIn("--processes=0 is invalid", result.output)
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_reading_what_is_not_a_run_raises(self):
+        with self.assertRaises(RuntimeError) as raised:
+            asyncrl.read_checkpoint(self.dir)
+        self.assertIn(self.dir, str(raised.exception))
+        with self.assertRaises(FileNotFoundError):
+            asyncrl.read_scores(self.dir)
+        with self.assertRaises(TypeError):
+            asyncrl.train("--env CartPole-v1")
+
+
+if __name__ == "__main__":
+    unittest.main()
