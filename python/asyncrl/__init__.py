@@ -21,7 +21,7 @@ from . import _native
 from ._paths import TRAIN_A3C
 
 __all__ = ["VectorEnv", "Space", "make_vec", "env_names", "read_scores",
-           "read_checkpoint", "train", "TrainResult"]
+           "read_checkpoint", "train", "TrainResult", "TrainInterrupted"]
 
 Space = _native.Space
 
@@ -141,33 +141,76 @@ class TrainResult:
                                                        self.run)
 
 
+class TrainInterrupted(KeyboardInterrupt):
+    """Raised by train() after a KeyboardInterrupt (Ctrl-C, Jupyter's
+    interrupt) stopped its run: `result` is the TrainResult (returncode
+    130, the run folder with its <t>_except checkpoint)."""
+
+    def __init__(self, result):
+        super().__init__("train_a3c stopped by SIGINT (status %d): %s"
+                         % (result.returncode, result.run))
+        self.result = result
+
+
+def _die_with_parent():
+    # The run stops cleanly (SIGTERM: <t>_except, status 143) if the Python
+    # process dies without stopping it, so no process is left behind.
+    import ctypes
+    import signal
+    libc = ctypes.CDLL(None, use_errno=True)
+    PR_SET_PDEATHSIG = 1
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def train(args, echo=False, train_a3c=None):
     """Runs train_a3c with `args` (a list of its flags, e.g.
     ["--env", "CartPole-v1", "--successful-score", "475"]) and returns a
-    TrainResult when it ends. A separate process: LibTorch's workers fork,
-    which a Python process with threads must not. echo=True also prints
-    its output as it comes. train_a3c: another binary (default: the one
-    built or installed with this package, or $ASYNCRL_TRAIN_A3C)."""
+    TrainResult when it ends. A separate process: the trainer forks its
+    workers, which a Python process with threads must not. echo=True also
+    prints its output as it comes. train_a3c: another binary (default: the
+    one built or installed with this package, or $ASYNCRL_TRAIN_A3C).
+
+    A KeyboardInterrupt while it runs sends the run one SIGINT (it runs in
+    its own process group, so a terminal's Ctrl-C reaches it only this
+    way), waits for its clean stop and raises TrainInterrupted carrying the
+    result. If this process dies, the run gets SIGTERM."""
     binary = train_a3c or os.environ.get("ASYNCRL_TRAIN_A3C") or TRAIN_A3C
     if isinstance(args, str):
         raise TypeError("args must be a list of flags, not a string")
     process = subprocess.Popen([binary] + [str(a) for a in args],
                                stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True,
-                               errors="replace")
+                               errors="replace", process_group=0,
+                               preexec_fn=_die_with_parent)
     output = []
-    try:
+
+    def result():
+        text = "".join(output)
+        match = re.search(r"^results in (.*)$", text, re.MULTILINE)
+        return TrainResult(process.returncode, match.group(1) if match
+                           else None, text)
+
+    def read():
         for line in process.stdout:
             output.append(line)
             if echo:
                 sys.stdout.write(line)
                 sys.stdout.flush()
-    except BaseException:
-        # KeyboardInterrupt: stop the run as Ctrl-C would (it saves).
-        process.send_signal(2)
+
+    try:
+        read()
         process.wait()
-        raise
-    returncode = process.wait()
-    text = "".join(output)
-    match = re.search(r"^results in (.*)$", text, re.MULTILINE)
-    return TrainResult(returncode, match.group(1) if match else None, text)
+    except KeyboardInterrupt:
+        import signal
+        process.send_signal(signal.SIGINT)
+        while True:
+            try:
+                read()
+                process.wait()
+                break
+            except KeyboardInterrupt:
+                # A second one: as a second Ctrl-C to train_a3c, the
+                # workers stop at once (still nothing half-written).
+                process.send_signal(signal.SIGINT)
+        raise TrainInterrupted(result()) from None
+    return result()

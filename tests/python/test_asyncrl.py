@@ -7,6 +7,9 @@ tests/apps/python_env_test.cc."""
 
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -186,6 +189,46 @@ class RunTest(unittest.TestCase):
         self.assertGreater(checkpoint["global_step"], 0)
         self.assertGreaterEqual(checkpoint["best_score"], 475)
         self.assertIn("pi.0.weight", checkpoint["parameters"])
+
+    def test_ctrl_c_stops_the_run_as_train_a3c_does(self):
+        # A Python program training, interrupted as Ctrl-C interrupts it.
+        script = (
+            "import sys, asyncrl\n"
+            "try:\n"
+            "    asyncrl.train(['--env', 'CartPole-v1', '--processes', '2',\n"
+            "                   '--steps', '100000000', '--log-level', 'debug',\n"
+            "                   '--outdir', sys.argv[1]], echo=True)\n"
+            "except asyncrl.TrainInterrupted as e:\n"
+            "    print('interrupted', e.result.returncode, e.result.run,\n"
+            "          flush=True)\n")
+        program = subprocess.Popen([sys.executable, "-c", script, self.dir],
+                                   stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True)
+        seen = []
+        for line in program.stdout:  # Until a worker has trained.
+            seen.append(line)
+            if line.startswith("[debug] outdir:"):
+                break
+        self.assertTrue(seen and seen[-1].startswith("[debug] outdir:"),
+                        "".join(seen))
+        program.send_signal(signal.SIGINT)
+        rest = program.stdout.read()
+        self.assertEqual(program.wait(timeout=120), 0, rest)
+        last = rest.strip().splitlines()[-1].split()
+        self.assertEqual(last[:2], ["interrupted", "130"], rest)
+        run = last[2]
+        self.assertTrue(any(name.endswith("_except")
+                            for name in os.listdir(run)), os.listdir(run))
+        # No process of the run is left.
+        left = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    if self.dir.encode() in f.read():
+                        left.append(pid)
+            except OSError:
+                pass
+        self.assertEqual(left, [])
 
     def test_a_bad_flag_returns_two_and_no_run(self):
         result = asyncrl.train(["--outdir", self.dir, "--processes", "0"])
