@@ -65,6 +65,31 @@ Trunk AtariTrunk(const Space& observation_space) {
   return trunk;
 }
 
+Trunk BoardTrunk(const Space& observation_space) {
+  const std::vector<int64_t>& p = observation_space.planes;
+  if (observation_space.IsDiscrete() || p.size() != 3) {
+    throw std::invalid_argument(
+        "arch 'board-conv' needs a board game's observation planes (--env "
+        "ConnectFour, TicTacToe); the environment's observations are " +
+        observation_space.ToString());
+  }
+  constexpr int64_t kChannels = 32;
+  const int64_t board = p[0] * p[1] * p[2];
+  Trunk trunk;
+  trunk.features = 128;
+  trunk.net = torch::nn::Sequential(
+      Columns(0, board), ImageView(p),
+      torch::nn::Conv2d(
+          torch::nn::Conv2dOptions(p[0], kChannels, 3).padding(1)),
+      torch::nn::ReLU(),
+      torch::nn::Conv2d(
+          torch::nn::Conv2dOptions(kChannels, kChannels, 3).padding(1)),
+      torch::nn::ReLU(), torch::nn::Flatten(),
+      torch::nn::Linear(kChannels * p[1] * p[2], trunk.features),
+      torch::nn::ReLU());
+  return trunk;
+}
+
 Trunk FcTrunk(const Space& observation_space, int64_t width) {
   if (observation_space.IsDiscrete()) {
     throw std::invalid_argument(

@@ -28,6 +28,23 @@ class ImageViewImpl : public torch::nn::Module {
 };
 TORCH_MODULE(ImageView);
 
+// Columns [begin, end) of flat rows (a game's board planes without the
+// mask that follows them). No parameters; named as ImageView.
+class ColumnsImpl : public torch::nn::Module {
+ public:
+  ColumnsImpl(int64_t begin, int64_t end) : begin_(begin), end_(end) {}
+  torch::Tensor forward(const torch::Tensor& x) {
+    return x.slice(1, begin_, end_);
+  }
+  int64_t begin() const { return begin_; }
+  int64_t end() const { return end_; }
+
+ private:
+  int64_t begin_;
+  int64_t end_;
+};
+TORCH_MODULE(Columns);
+
 // Multiplies its input by a constant (the Atari body's 1/255). No
 // parameters; named for the same reason as ImageView.
 class ScaleImpl : public torch::nn::Module {
@@ -58,6 +75,14 @@ Trunk MinAtarTrunk(const Space& observation_space);
 // layer, ReLU after each. Needs [C, H, W] observations with H, W >= 20
 // (84x84 frames in the original).
 Trunk AtariTrunk(const Space& observation_space);
+
+// A board game's body (--arch board-conv): the observation's board planes
+// ([C, H, W], Space::planes; the legal-action mask that follows is left to
+// the policy's masking), two 3x3 convolutions of 32 channels with zero
+// padding 1 (the board keeps its size, edges included), ReLU after each, a
+// 128-unit fully connected layer, ReLU. Throws std::invalid_argument unless
+// the observations carry planes.
+Trunk BoardTrunk(const Space& observation_space);
 
 // A linear layer of `width` units and a ReLU over flat observations.
 Trunk FcTrunk(const Space& observation_space, int64_t width);

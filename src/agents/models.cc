@@ -241,6 +241,11 @@ void RegisterBuiltinModels(ModelRegistry& registry) {
                        return Share(TrunkActorCritic(AtariTrunk(obs), act.n));
                      },
                      true});
+  registry.Register("board-conv",
+                    {[](const Space& obs, const Space& act) {
+                       return Share(TrunkActorCritic(BoardTrunk(obs), act.n));
+                     },
+                     true});
   // LSTM variants: the conv trunks feed an LSTM of the trunk's width; the
   // fully connected ones are the reference's LSTMGaussian layout (per branch
   // Linear(obs, 200) -> ReLU -> LSTM(200, 128)) and its softmax twin.

@@ -102,18 +102,21 @@ std::string ScriptWriter::Layer(const torch::nn::Module& layer,
   if (const auto* conv = layer.as<torch::nn::Conv2dImpl>()) {
     const auto& o = conv->options;
     const auto* padding = c10::get_if<torch::ExpandingArray<2>>(&o.padding());
-    if (padding == nullptr || Pair(*padding) != std::vector<int64_t>{0, 0} ||
+    if (padding == nullptr ||
+        !c10::get_if<torch::enumtype::kZeros>(&o.padding_mode()) ||
         Pair(o.dilation()) != std::vector<int64_t>{1, 1} || o.groups() != 1 ||
         !o.bias()) {
       throw std::invalid_argument(
           "cannot write " + hint +
-          " as TorchScript: a Conv2d with padding, dilation, groups or no "
-          "bias (the writer knows zero padding, dilation 1, one group)");
+          " as TorchScript: a Conv2d with 'same'/'valid' or non-zero "
+          "padding, dilation, groups or no bias (the writer knows numeric "
+          "zero padding, dilation 1, one group)");
     }
     const std::string w = Tensor(conv->weight, hint + "_weight", true);
     const std::string b = Tensor(conv->bias, hint + "_bias", true);
     return Assign("torch.conv2d(" + input + ", " + w + ", " + b + ", " +
-                      Ints(Pair(o.stride())) + ", [0, 0], [1, 1], 1)",
+                      Ints(Pair(o.stride())) + ", " + Ints(Pair(*padding)) +
+                      ", [1, 1], 1)",
                   hint);
   }
   if (layer.as<torch::nn::ReLUImpl>() != nullptr) {
@@ -133,6 +136,11 @@ std::string ScriptWriter::Layer(const torch::nn::Module& layer,
     shape.insert(shape.end(), view->chw().begin(), view->chw().end());
     return Assign(input + ".view(" + Ints(shape) + ")", hint);
   }
+  if (const auto* columns = layer.as<ColumnsImpl>()) {
+    return Assign(input + "[:, " + std::to_string(columns->begin()) + ":" +
+                      std::to_string(columns->end()) + "]",
+                  hint);
+  }
   if (const auto* scale = layer.as<ScaleImpl>()) {
     return Assign(input + " * " + Literal(scale->factor()), hint);
   }
@@ -140,9 +148,10 @@ std::string ScriptWriter::Layer(const torch::nn::Module& layer,
   if (name.size() > 4 && name.compare(name.size() - 4, 4, "Impl") == 0) {
     name.resize(name.size() - 4);
   }
-  throw std::invalid_argument("cannot write " + hint + " (" + name +
-                              ") as TorchScript; the writer knows Linear, "
-                              "Conv2d, ReLU, Tanh, Flatten, ImageView, Scale");
+  throw std::invalid_argument(
+      "cannot write " + hint + " (" + name +
+      ") as TorchScript; the writer knows Linear, "
+      "Conv2d, ReLU, Tanh, Flatten, ImageView, Columns, Scale");
 }
 
 std::string ScriptWriter::Sequential(const torch::nn::SequentialImpl& seq,

@@ -25,6 +25,11 @@ struct Space {
   // (envs/games/self_play_env.h). Agents put zero probability on the
   // illegal actions.
   int64_t action_mask = 0;
+  // Box only: when not empty, the first C * H * W elements of every
+  // observation are an image of this [C, H, W] shape (a two-player game's
+  // board planes; the mask follows), for networks that convolve over it
+  // (--arch board-conv).
+  std::vector<int64_t> planes;
 
   static Space Discrete(int64_t n);
   static Space Box(std::vector<int64_t> shape, std::vector<float> low,

@@ -150,6 +150,14 @@ Space Image(int64_t c, int64_t side) {
   return Space::Box({c, side, side}, 0.0f, 1.0f);
 }
 
+// A Connect Four observation: two 6x7 planes, then the 7-move mask.
+Space Board() {
+  Space s = Space::Box({2 * 6 * 7 + 7}, 0.0f, 1.0f);
+  s.planes = {2, 6, 7};
+  s.action_mask = 7;
+  return s;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     BuiltinArchs, PolicyScriptArchTest,
     ::testing::Values(
@@ -159,6 +167,7 @@ INSTANTIATE_TEST_SUITE_P(
                  Space::Box({2}, -2.0f, 1.0f)},
         ArchCase{"minatar-conv", Image(4, 10), Space::Discrete(6)},
         ArchCase{"atari-conv", Image(2, 24), Space::Discrete(4)},
+        ArchCase{"board-conv", Board(), Space::Discrete(7)},
         ArchCase{"fc-softmax-lstm", Space::Box({4}, -5.0f, 5.0f),
                  Space::Discrete(2)},
         ArchCase{"fc-gaussian-lstm", Space::Box({3}, -5.0f, 5.0f),

@@ -293,7 +293,8 @@ INSTANTIATE_TEST_SUITE_P(
         ExportCase{"minatar_conv", "MinAtar/Breakout", "minatar-conv", ""},
         ExportCase{"minatar_conv_lstm", "MinAtar/Breakout", "minatar-conv-lstm",
                    ""},
-        ExportCase{"masked_game", "TicTacToe", "fc-softmax", ""}),
+        ExportCase{"masked_game", "TicTacToe", "fc-softmax", ""},
+        ExportCase{"board_conv", "ConnectFour", "board-conv", ""}),
     [](const ::testing::TestParamInfo<ExportCase>& info) {
       return info.param.name;
     });

@@ -125,8 +125,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "MinAtar/Asterix-minimal, MinAtar/Breakout"},
         BadFlag{"--arch nope",
                 "--arch=nope is invalid; accepted: auto, atari-conv, "
-                "atari-conv-lstm, fc-gaussian, fc-gaussian-lstm, fc-softmax, "
-                "fc-softmax-lstm, minatar-conv, minatar-conv-lstm"},
+                "atari-conv-lstm, board-conv, fc-gaussian, fc-gaussian-lstm, "
+                "fc-softmax, fc-softmax-lstm, minatar-conv, minatar-conv-lstm"},
+        BadFlag{"--arch board-conv",
+                "--arch=board-conv is invalid; accepted: arch 'board-conv' "
+                "needs a board game's observation planes (--env ConnectFour, "
+                "TicTacToe); the environment's observations are Box(shape=[4]"},
         BadFlag{"--arch minatar-conv",
                 "--arch=minatar-conv is invalid; accepted: arch "
                 "'minatar-conv' needs image observations of shape [C, H, W]"},

@@ -30,6 +30,7 @@ SelfPlayEnv::SelfPlayEnv(std::unique_ptr<Game> game,
   const int64_t n = game_->NumActions();
   observation_space_ = Space::Box({planes + n}, 0.0f, 1.0f);
   observation_space_.action_mask = n;
+  observation_space_.planes = game_->ObservationShape();
   action_space_ = Space::Discrete(n);
   fixed_ = MakeFixedOpponent(fixed_opponent, game_->Name());
   obs_.assign(static_cast<size_t>(planes + n), 0.0f);
