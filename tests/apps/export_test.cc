@@ -25,6 +25,7 @@
 #include "asyncrl/agents/a3c.h"
 #include "asyncrl/agents/distributions.h"
 #include "asyncrl/agents/models.h"
+#include "asyncrl/agents/policy_script.h"
 #include "asyncrl/agents/torch_setup.h"
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/envs/wrappers.h"
@@ -353,6 +354,31 @@ INSTANTIATE_TEST_SUITE_P(Archs, ExportPlayTest,
                            }
                            return name;
                          });
+
+// atari-conv has no built-in environment to train on: its export (a model
+// with its initial parameters, as --export writes it) converts to ONNX too,
+// both layouts, so every built-in arch passes the checker.
+TEST(ExportOnnxTest, AtariConvConvertsWithoutAnEnvironment) {
+  ConfigureTorchForFork();
+  TempDir dir("export_atari");
+  const Space obs = Space::Box({4, 84, 84}, 0.0f, 255.0f);
+  const Space act = Space::Discrete(6);
+  for (const std::string arch : {"atari-conv", "atari-conv-lstm"}) {
+    SCOPED_TRACE(arch);
+    A3C agent(DefaultModelRegistry().Make(arch, obs, act), obs, act,
+              A3COptions());
+    const fs::path policy = dir.path() / (arch + ".pt");
+    SaveScriptModule(ExportPolicy(agent, {}), policy.string());
+    const fs::path onnx = dir.path() / (arch + ".onnx");
+    const ProcessRun converted =
+        Exec(ASYNCRL_PYTHON, std::string(ASYNCRL_SOURCE_DIR) +
+                                 "/scripts/export_onnx.py " + policy.string() +
+                                 " " + onnx.string());
+    ASSERT_EQ(converted.status, 0) << converted.output;
+    EXPECT_NE(converted.output.find("onnx.checker passed"), std::string::npos)
+        << converted.output;
+  }
+}
 
 // A program's own agent that is not an actor-critic (the custom-agent
 // example's hill climber) is refused in one line.
