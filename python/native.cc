@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -109,6 +110,7 @@ class VectorEnv {
     float* out = obs.mutable_data();
     {
       py::gil_scoped_release release;
+      const std::lock_guard<std::mutex> lock(mutex_);
       for (int64_t i = 0; i < num_envs(); ++i) {
         const FloatView o = envs_[i]->Reset(
             base ? std::optional<uint64_t>(*base + static_cast<uint64_t>(i))
@@ -127,8 +129,10 @@ class VectorEnv {
     }
     const int64_t n = num_envs();
     // Discrete: [N] integers; Box: [N, D] (or [N] when D is 1).
+    // Copies of the actions: the caller's array may change while the
+    // environments run without the GIL.
     std::vector<int64_t> indices;
-    py::array_t<float, py::array::c_style | py::array::forcecast> values;
+    std::vector<float> values;
     const std::string accepted = " for " + name() + "'s " +
                                  PySpace::Of(act_space_).Repr() + " x " +
                                  std::to_string(n);
@@ -155,8 +159,9 @@ class VectorEnv {
             " are invalid; accepted: floats of shape (" + std::to_string(n) +
             ", " + std::to_string(action_size_) + ")" + accepted);
       }
-      values = actions.cast<
+      const auto floats = actions.cast<
           py::array_t<float, py::array::c_style | py::array::forcecast>>();
+      values.assign(floats.data(), floats.data() + n * action_size_);
     }
     const auto action_of = [&](int64_t i) {
       return act_space_.IsDiscrete()
@@ -164,25 +169,7 @@ class VectorEnv {
                  : Action::Continuous(values.data() + i * action_size_,
                                       action_size_);
     };
-    // Every action is checked before any environment steps: a refused
-    // batch changes nothing.
-    for (int64_t i = 0; i < n; ++i) {
-      try {
-        envs_[i]->ValidateAction(action_of(i));
-      } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument("actions[" + std::to_string(i) +
-                                    "]: " + e.what());
-      }
-      if (obs_space_.action_mask > 0 &&
-          last_[i * obs_size_ + obs_size_ - obs_space_.action_mask +
-                indices[i]] == 0) {
-        throw std::invalid_argument(
-            "actions[" + std::to_string(i) + "]: " + name() + ": action " +
-            std::to_string(indices[i]) +
-            " is illegal in this position; accepted: an action whose entry "
-            "of the observation's legal-action mask is 1");
-      }
-    }
+    // The results' arrays, made while the GIL is held.
     py::array_t<float> obs = NewObservations();
     py::array_t<double> rewards(n);
     py::array_t<bool> terminated(n);
@@ -197,7 +184,29 @@ class VectorEnv {
     bool* has = has_final.mutable_data();
     std::memset(fin, 0, static_cast<size_t>(n * obs_size_) * sizeof(float));
     {
+      // One call at a time on these environments (they are not
+      // thread-safe), which run without the GIL.
       py::gil_scoped_release release;
+      const std::lock_guard<std::mutex> lock(mutex_);
+      // Every action is checked before any environment steps: a refused
+      // batch changes nothing.
+      for (int64_t i = 0; i < n; ++i) {
+        try {
+          envs_[i]->ValidateAction(action_of(i));
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument("actions[" + std::to_string(i) +
+                                      "]: " + e.what());
+        }
+        if (obs_space_.action_mask > 0 &&
+            last_[i * obs_size_ + obs_size_ - obs_space_.action_mask +
+                  indices[i]] == 0) {
+          throw std::invalid_argument(
+              "actions[" + std::to_string(i) + "]: " + envs_[i]->Name() +
+              ": action " + std::to_string(indices[i]) +
+              " is illegal in this position; accepted: an action whose "
+              "entry of the observation's legal-action mask is 1");
+        }
+      }
       for (int64_t i = 0; i < n; ++i) {
         const StepResult s = envs_[i]->Step(action_of(i));
         r[i] = s.reward;
@@ -224,9 +233,11 @@ class VectorEnv {
   }
 
   void SetParameter(const std::string& name, double value) {
+    const std::lock_guard<std::mutex> lock(mutex_);
     for (auto& env : envs_) env->SetParameter(name, value);
   }
   double Parameter(const std::string& name) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
     return envs_[0]->Parameter(name);
   }
   py::list Parameters() const {
@@ -260,7 +271,8 @@ class VectorEnv {
   int64_t obs_size_ = 0;
   int64_t action_size_ = 0;
   bool started_ = false;
-  std::vector<float> last_;  // The observations returned last ([N, size]).
+  std::vector<float> last_;   // The observations returned last ([N, size]).
+  mutable std::mutex mutex_;  // Held by every call that touches envs_.
 };
 
 // A checkpoint directory's metadata (no tensors).

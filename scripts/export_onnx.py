@@ -78,6 +78,10 @@ def main():
         fail("cannot write %s: %s is not a folder" % (args.out, folder))
     fd, temporary = tempfile.mkstemp(prefix=".export_onnx.", dir=folder)
     os.close(fd)
+    # mkstemp's 0600, made what a new file of this user gets.
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(temporary, 0o666 & ~mask)
     try:
         with warnings.catch_warnings():
             # A scripted method has no Python signature to inspect; the
@@ -95,6 +99,9 @@ def main():
         lines = str(e).strip().splitlines()
         fail("cannot export %s: %s" % (args.policy,
                                         lines[0] if lines else type(e).__name__))
+    except BaseException:  # Ctrl-C: nothing left behind.
+        os.unlink(temporary)
+        raise
     print("export_onnx: wrote %s (opset %d; inputs %s; outputs %s); "
           "onnx.checker passed" % (args.out, args.opset, ", ".join(input_names),
                                    ", ".join(output_names)))

@@ -38,16 +38,19 @@ class VectorEnv(_native.VectorEnv):
         bool, all [num_envs]. Every action is checked before any
         environment steps (out of range, a game's illegal move, a wrong
         shape or dtype: ValueError with asyncrl's message; nothing moves).
-    autoreset_mode is "same-step" (Gymnasium's AutoresetMode.SAME_STEP):
-        an environment whose episode ends in step() is reset at once; obs
-        holds the new episode's first observation and info["final_obs"]
-        the ended episode's last (rows where info["_final_obs"] is True).
+    autoreset_mode is "SameStep" (the value of Gymnasium's
+        AutoresetMode.SAME_STEP): an environment whose episode ends in
+        step() is reset at once; obs holds the new episode's first
+        observation and info["final_obs"] the ended episode's last, in the
+        rows where info["_final_obs"] is True. Unlike Gymnasium's object
+        array with None in the other rows, final_obs is a float32 array
+        like obs, zeros in the other rows.
     set_parameter(name, value) sets an environment parameter of every
         copy from its next episode; parameters() lists them.
     """
 
-    autoreset_mode = "same-step"
-    metadata = {"autoreset_mode": "same-step"}
+    autoreset_mode = "SameStep"
+    metadata = {"autoreset_mode": "SameStep"}
 
     def __init__(self, name, num_envs=1, max_episode_steps=0,
                  reward_scale=1.0):
@@ -152,14 +155,23 @@ class TrainInterrupted(KeyboardInterrupt):
         self.result = result
 
 
-def _die_with_parent():
-    # The run stops cleanly (SIGTERM: <t>_except, status 143) if the Python
-    # process dies without stopping it, so no process is left behind.
+def _parent_death_signal():
+    # Resolved here, in the parent: between fork and exec the child only
+    # calls it (no import, no dlopen: a process with threads must not).
     import ctypes
     import signal
-    libc = ctypes.CDLL(None, use_errno=True)
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
     PR_SET_PDEATHSIG = 1
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    parent = os.getpid()
+
+    def set_in_child():
+        # The run stops cleanly (SIGTERM: <t>_except, status 143) if the
+        # Python process dies without stopping it; if it died already,
+        # the child does not start.
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:
+            os._exit(1)
+    return set_in_child
 
 
 def train(args, echo=False, train_a3c=None):
@@ -181,12 +193,15 @@ def train(args, echo=False, train_a3c=None):
                                stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True,
                                errors="replace", process_group=0,
-                               preexec_fn=_die_with_parent)
+                               preexec_fn=_parent_death_signal())
     output = []
 
     def result():
         text = "".join(output)
-        match = re.search(r"^results in (.*)$", text, re.MULTILINE)
+        # "results in RUN", or with --resume "results in RUN (resuming
+        # from DIR at step N)".
+        match = re.search(r"^results in (.*?)(?: \(resuming from .*\))?$",
+                          text, re.MULTILINE)
         return TrainResult(process.returncode, match.group(1) if match
                            else None, text)
 
@@ -213,4 +228,12 @@ def train(args, echo=False, train_a3c=None):
                 # workers stop at once (still nothing half-written).
                 process.send_signal(signal.SIGINT)
         raise TrainInterrupted(result()) from None
+    except BaseException:
+        # Anything else (echo's stdout closed...): the run is stopped as
+        # Ctrl-C stops it, not left blocked on a pipe nobody reads.
+        import signal
+        process.send_signal(signal.SIGINT)
+        process.stdout.close()
+        process.wait()
+        raise
     return result()

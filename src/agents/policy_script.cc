@@ -4,7 +4,6 @@
 
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -176,7 +175,8 @@ torch::jit::Module ExportPolicy(ActorCriticAgent& agent,
 
   torch::jit::Module module("asyncrl_policy");
   ScriptWriter w(&module);
-  std::string x = w.Assign("obs.reshape([obs.size(0), -1]).float()", "x");
+  std::string x = w.Assign(
+      "obs.reshape([obs.size(0), self.observation_size]).float()", "x");
   if (!options.scaling.factor.empty()) {
     if (static_cast<int64_t>(options.scaling.factor.size()) != obs_size ||
         options.scaling.offset.size() != options.scaling.factor.size()) {

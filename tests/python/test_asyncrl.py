@@ -25,7 +25,7 @@ class VectorEnvTest(unittest.TestCase):
     def test_reset_and_step_have_gymnasiums_shapes_and_types(self):
         env = asyncrl.make_vec("MinAtar/Breakout", num_envs=5)
         self.assertEqual(env.num_envs, 5)
-        self.assertEqual(env.autoreset_mode, "same-step")
+        self.assertEqual(env.autoreset_mode, "SameStep")
         self.assertEqual(env.single_observation_space.shape, (4, 10, 10))
         self.assertEqual(env.single_action_space.kind, "discrete")
         self.assertEqual(env.single_action_space.n, 6)
