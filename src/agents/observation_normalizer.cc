@@ -163,7 +163,7 @@ void ObservationNormalizer::CopyLocked() {
   inv_scale_.resize(static_cast<size_t>(size_));
   const double* var = var_area();
   for (int64_t j = 0; j < size_; ++j) {
-    inv_scale_[j] = 1.0 / std::sqrt(var[j] + kEpsilon);
+    inv_scale_[j] = InverseScaleOf(var[j]);
   }
 }
 

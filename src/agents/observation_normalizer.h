@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -48,6 +49,10 @@ class ObservationNormalizer {
   // What VecNormalize starts from, and adds under the square root.
   static constexpr double kInitialCount = 1e-4;
   static constexpr double kEpsilon = 1e-8;
+  // What normalizing multiplies by, for an element of variance `var`.
+  static double InverseScaleOf(double var) {
+    return 1.0 / std::sqrt(var + kEpsilon);
+  }
 
   // Normalizes the first `size` floats of each observation of `obs_size`
   // (the rest, e.g. a legal-action mask, passes through); clip > 0.

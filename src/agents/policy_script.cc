@@ -163,113 +163,136 @@ std::string ScriptWriter::Sequential(const torch::nn::SequentialImpl& seq,
   return x;
 }
 
+namespace {
+
+// Writes what the agent does to an observation before its network sees it
+// (the run's scaling, then its normalization) on the variable `x`; returns
+// the variable the network reads.
+std::string WriteObservationTransforms(ScriptWriter& w, ActorCriticAgent& agent,
+                                       const ObservationScaling& scaling,
+                                       std::string x) {
+  const int64_t obs_size = agent.observation_space().FlatSize();
+  if (!scaling.factor.empty()) {
+    if (static_cast<int64_t>(scaling.factor.size()) != obs_size ||
+        scaling.offset.size() != scaling.factor.size()) {
+      throw std::invalid_argument(
+          "ExportPolicy: the observation scaling has " +
+          std::to_string(scaling.factor.size()) + " factors and " +
+          std::to_string(scaling.offset.size()) + " offsets; accepted: " +
+          std::to_string(obs_size) + " of each (the observation's size)");
+    }
+    const std::string f =
+        w.Tensor(torch::tensor(scaling.factor, torch::kDouble),
+                 "obs_scale_factor", false);
+    const std::string o =
+        w.Tensor(torch::tensor(scaling.offset, torch::kDouble),
+                 "obs_scale_offset", false);
+    // As ScaleObservations: in double, then rounded to float.
+    x = w.Assign("(" + x + ".double() * " + f + " + " + o + ").float()", "x");
+  }
+  ObservationNormalizer* normalizer = agent.normalizer();
+  if (normalizer == nullptr) return x;
+  const MomentStatistics s = normalizer->Statistics();
+  const int64_t n = normalizer->size();
+  std::vector<double> inv(s.var.size());
+  for (size_t j = 0; j < inv.size(); ++j) {
+    inv[j] = ObservationNormalizer::InverseScaleOf(s.var[j]);
+  }
+  const std::string mean =
+      w.Tensor(torch::tensor(s.mean, torch::kDouble), "obs_mean", false);
+  const std::string scale =
+      w.Tensor(torch::tensor(inv, torch::kDouble), "obs_inv_std", false);
+  const std::string clip = Literal(normalizer->clip());
+  // As ObservationNormalizer::Apply: in double, clipped, to float; the
+  // elements past `n` (a legal-action mask) pass through.
+  const std::string z = "((" + x + "[:, :" + std::to_string(n) +
+                        "].double() - " + mean + ") * " + scale + ").clamp(-" +
+                        clip + ", " + clip + ").float()";
+  return w.Assign(n == obs_size ? z
+                                : "torch.cat([" + z + ", " + x + "[:, " +
+                                      std::to_string(n) + ":]], 1)",
+                  "x");
+}
+
+// The source of forward(), act() and (recurrent models) initial_state()
+// around the statements `w` holds, which computed `out` from `x`.
+std::string WriteMethods(ScriptWriter& w, const Space& obs_space,
+                         const ActorCriticModel& model,
+                         const ScriptedOutput& out, const std::string& x) {
+  const bool categorical = model.Kind() == PolicyKind::kCategorical;
+  const bool recurrent = model.StateSize() > 0;
+  std::vector<std::string> returned;
+  if (categorical) {
+    std::string logits = w.Assign(out.logits, "logits");
+    if (obs_space.action_mask > 0) {
+      // As MaskLogits: a zero in the observation's mask makes the action
+      // illegal.
+      logits = w.Assign(
+          logits + ".masked_fill(" + x + "[:, " +
+              std::to_string(obs_space.FlatSize() - obs_space.action_mask) +
+              ":] == 0, " + Literal(kMaskedLogit) + ")",
+          "logits");
+    }
+    returned = {logits};
+  } else {
+    returned = {w.Assign(out.mean, "mean"), w.Assign(out.log_std, "log_std")};
+  }
+  returned.push_back(w.Assign(out.value, "value"));
+  if (recurrent) returned.push_back(w.Assign(out.state, "next_state"));
+  std::string values;
+  std::string types;
+  for (const std::string& r : returned) {
+    values += (values.empty() ? "" : ", ") + r;
+    types += types.empty() ? "Tensor" : ", Tensor";
+  }
+  const std::string args =
+      recurrent ? "obs: Tensor, state: Tensor" : "obs: Tensor";
+  const std::string call = recurrent ? "obs, state" : "obs";
+  const std::string action = categorical ? "torch.argmax(out[0], 1)" : "out[0]";
+  std::string src = "def forward(self, " + args + ") -> Tuple[" + types +
+                    "]:\n" + w.body() + "    return (" + values + ")\n";
+  src += "def act(self, " + args + ") -> " +
+         (recurrent ? "Tuple[Tensor, Tensor]" : "Tensor") + ":\n" +
+         "    out = self.forward(" + call + ")\n" + "    return " +
+         (recurrent ? "(" + action + ", out[" +
+                          std::to_string(returned.size() - 1) + "])"
+                    : action) +
+         "\n";
+  if (recurrent) {
+    src +=
+        "def initial_state(self, batch: int) -> Tensor:\n"
+        "    return torch.zeros([batch, " +
+        std::to_string(model.StateSize()) + "])\n";
+  }
+  return src;
+}
+
+}  // namespace
+
 torch::jit::Module ExportPolicy(ActorCriticAgent& agent,
                                 const ExportOptions& options) {
   ActorCriticModel& model = agent.model();
   const Space& obs_space = agent.observation_space();
   const Space& act_space = agent.action_space();
-  const int64_t obs_size = obs_space.FlatSize();
   const bool categorical = model.Kind() == PolicyKind::kCategorical;
-  const bool recurrent = model.StateSize() > 0;
-  const int64_t action_size = categorical ? act_space.n : act_space.FlatSize();
 
   torch::jit::Module module("asyncrl_policy");
   ScriptWriter w(&module);
-  std::string x = w.Assign(
-      "obs.reshape([obs.size(0), self.observation_size]).float()", "x");
-  if (!options.scaling.factor.empty()) {
-    if (static_cast<int64_t>(options.scaling.factor.size()) != obs_size ||
-        options.scaling.offset.size() != options.scaling.factor.size()) {
-      throw std::invalid_argument(
-          "ExportPolicy: the observation scaling has " +
-          std::to_string(options.scaling.factor.size()) +
-          " factors for observations of " + std::to_string(obs_size));
-    }
-    const auto as_tensor = [](const std::vector<double>& v) {
-      return torch::tensor(v, torch::kDouble);
-    };
-    const std::string f =
-        w.Tensor(as_tensor(options.scaling.factor), "obs_scale_factor", false);
-    const std::string o =
-        w.Tensor(as_tensor(options.scaling.offset), "obs_scale_offset", false);
-    // As ScaleObservations: in double, then rounded to float.
-    x = w.Assign("(" + x + ".double() * " + f + " + " + o + ").float()", "x");
-  }
-  if (ObservationNormalizer* normalizer = agent.normalizer()) {
-    const MomentStatistics s = normalizer->Statistics();
-    const int64_t n = normalizer->size();
-    std::vector<double> inv(s.var.size());
-    for (size_t j = 0; j < inv.size(); ++j) {
-      inv[j] = 1.0 / std::sqrt(s.var[j] + ObservationNormalizer::kEpsilon);
-    }
-    const std::string mean =
-        w.Tensor(torch::tensor(s.mean, torch::kDouble), "obs_mean", false);
-    const std::string scale =
-        w.Tensor(torch::tensor(inv, torch::kDouble), "obs_inv_std", false);
-    const std::string clip = Literal(normalizer->clip());
-    // As ObservationNormalizer::Apply: in double, clipped, to float; the
-    // elements past `n` (a legal-action mask) pass through.
-    const std::string z = "((" + x + "[:, :" + std::to_string(n) +
-                          "].double() - " + mean + ") * " + scale +
-                          ").clamp(-" + clip + ", " + clip + ").float()";
-    x = w.Assign(n == obs_size ? z
-                               : "torch.cat([" + z + ", " + x + "[:, " +
-                                     std::to_string(n) + ":]], 1)",
-                 "x");
-  }
+  const std::string x = WriteObservationTransforms(
+      w, agent, options.scaling,
+      w.Assign("obs.reshape([obs.size(0), self.observation_size]).float()",
+               "x"));
   const std::optional<ScriptedOutput> out = model.Script(w, x, "state");
   if (!out) {
     throw std::invalid_argument(
         "this agent's model cannot be exported: it does not write itself as "
         "TorchScript (ActorCriticModel::Script)");
   }
-  std::string first;
-  std::string type;
-  std::string returned;
-  if (categorical) {
-    first = w.Assign(out->logits, "logits");
-    if (obs_space.action_mask > 0) {
-      // As MaskLogits: a zero in the observation's mask makes the action
-      // illegal.
-      first = w.Assign(first + ".masked_fill(" + x + "[:, " +
-                           std::to_string(obs_size - obs_space.action_mask) +
-                           ":] == 0, " + Literal(kMaskedLogit) + ")",
-                       "logits");
-    }
-    returned = first;
-    type = "Tensor";
-  } else {
-    first = w.Assign(out->mean, "mean");
-    returned = first + ", " + w.Assign(out->log_std, "log_std");
-    type = "Tensor, Tensor";
-  }
-  returned += ", " + w.Assign(out->value, "value");
-  type += ", Tensor";
-  if (recurrent) {
-    returned += ", " + w.Assign(out->state, "next_state");
-    type += ", Tensor";
-  }
-  const std::string args =
-      recurrent ? "obs: Tensor, state: Tensor" : "obs: Tensor";
-  const std::string call = recurrent ? "obs, state" : "obs";
-  std::string src = "def forward(self, " + args + ") -> Tuple[" + type +
-                    "]:\n" + w.body() + "    return (" + returned + ")\n";
-  const std::string action = categorical ? "torch.argmax(out[0], 1)" : "out[0]";
-  if (recurrent) {
-    src += "def act(self, " + args + ") -> Tuple[Tensor, Tensor]:\n" +
-           "    out = self.forward(" + call + ")\n" + "    return (" + action +
-           ", out[" + std::to_string(categorical ? 2 : 3) + "])\n";
-    src +=
-        "def initial_state(self, batch: int) -> Tensor:\n"
-        "    return torch.zeros([batch, " +
-        std::to_string(model.StateSize()) + "])\n";
-  } else {
-    src += "def act(self, " + args + ") -> Tensor:\n" +
-           "    out = self.forward(" + call + ")\n" + "    return " + action +
-           "\n";
-  }
-  module.register_attribute("observation_size", c10::IntType::get(), obs_size);
-  module.register_attribute("action_size", c10::IntType::get(), action_size);
+  const std::string src = WriteMethods(w, obs_space, model, *out, x);
+  module.register_attribute("observation_size", c10::IntType::get(),
+                            obs_space.FlatSize());
+  module.register_attribute("action_size", c10::IntType::get(),
+                            categorical ? act_space.n : act_space.FlatSize());
   module.register_attribute("state_size", c10::IntType::get(),
                             model.StateSize());
   module.register_attribute("categorical", c10::BoolType::get(), categorical);

@@ -53,8 +53,9 @@ class ScriptWriter {
   std::string Assign(const std::string& expression, const std::string& hint);
   // The layers of `seq` applied to `input`, in order: Linear, Conv2d
   // (numeric zero padding, dilation 1, one group), ReLU, Tanh, Flatten,
-  // ImageView, Columns, Scale (agents/conv_models.h). Throws std::invalid_argument naming any
-  // other layer. Returns the output's variable.
+  // ImageView, Columns, Scale (agents/conv_models.h). Throws
+  // std::invalid_argument naming any other layer. Returns the output's
+  // variable.
   std::string Sequential(const torch::nn::SequentialImpl& seq,
                          const std::string& input, const std::string& hint);
   std::string Linear(const torch::nn::LinearImpl& linear,

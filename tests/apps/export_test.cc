@@ -77,28 +77,11 @@ torch::Tensor RecordObservations(Env& env) {
   const int64_t size = obs_space.FlatSize();
   torch::Tensor rows = torch::empty({kRows, size});
   FloatView obs = env.Reset(uint64_t{3});
-  std::vector<float> continuous(act_space.IsDiscrete() ? 0
-                                                       : act_space.FlatSize());
+  std::vector<float> values;
   for (int64_t r = 0; r < kRows; ++r) {
     std::copy(obs.data, obs.data + size, rows.data_ptr<float>() + r * size);
-    Action action;
-    if (act_space.IsDiscrete()) {
-      std::vector<int64_t> legal;
-      for (int64_t a = 0; a < act_space.n; ++a) {
-        if (obs_space.action_mask == 0 ||
-            obs[size - obs_space.action_mask + a] != 0) {
-          legal.push_back(a);
-        }
-      }
-      action = Action::Discrete(legal[rng() % legal.size()]);
-    } else {
-      std::uniform_real_distribution<float> u(0, 1);
-      for (size_t j = 0; j < continuous.size(); ++j) {
-        continuous[j] =
-            act_space.low[j] + u(rng) * (act_space.high[j] - act_space.low[j]);
-      }
-      action = Action::Continuous(continuous.data(), act_space.FlatSize());
-    }
+    const Action action = testing::RandomLegalAction(obs_space, act_space,
+                                                     obs.data, rng, &values);
     const StepResult step = env.Step(action);
     obs = step.Done() ? env.Reset() : step.observation;
   }
@@ -363,10 +346,10 @@ TEST(ExportOnnxTest, AtariConvConvertsWithoutAnEnvironment) {
   TempDir dir("export_atari");
   const Space obs = Space::Box({4, 84, 84}, 0.0f, 255.0f);
   const Space act = Space::Discrete(6);
+  const A3COptions options;
   for (const std::string arch : {"atari-conv", "atari-conv-lstm"}) {
     SCOPED_TRACE(arch);
-    A3C agent(DefaultModelRegistry().Make(arch, obs, act), obs, act,
-              A3COptions());
+    A3C agent(DefaultModelRegistry().Make(arch, obs, act), obs, act, options);
     const fs::path policy = dir.path() / (arch + ".pt");
     SaveScriptModule(ExportPolicy(agent, {}), policy.string());
     const fs::path onnx = dir.path() / (arch + ".onnx");

@@ -49,7 +49,6 @@ TEST_P(PythonEnvTest, TheSameSeedAndActionsGiveTheSameTrajectory) {
   const Space obs_space = envs[0]->ObservationSpace();
   const Space act_space = envs[0]->ActionSpace();
   const int64_t size = obs_space.FlatSize();
-  const int64_t action_size = act_space.IsDiscrete() ? 1 : act_space.FlatSize();
 
   // The C++ trajectory, autoreset in the same step as the package does.
   std::vector<float> expected;
@@ -65,26 +64,9 @@ TEST_P(PythonEnvTest, TheSameSeedAndActionsGiveTheSameTrajectory) {
   for (int64_t t = 0; t < kSteps; ++t) {
     std::vector<float> obs, reward, term, trunc, final_obs;
     for (int64_t i = 0; i < kEnvs; ++i) {
-      Action a;
-      std::vector<float> values(action_size);
-      if (act_space.IsDiscrete()) {
-        std::vector<int64_t> legal;
-        for (int64_t k = 0; k < act_space.n; ++k) {
-          if (obs_space.action_mask == 0 ||
-              last[i][size - obs_space.action_mask + k] != 0) {
-            legal.push_back(k);
-          }
-        }
-        values[0] = static_cast<float>(legal[rng() % legal.size()]);
-        a = Action::Discrete(static_cast<int64_t>(values[0]));
-      } else {
-        std::uniform_real_distribution<float> u(0, 1);
-        for (int64_t j = 0; j < action_size; ++j) {
-          values[j] = act_space.low[j] +
-                      u(rng) * (act_space.high[j] - act_space.low[j]);
-        }
-        a = Action::Continuous(values.data(), action_size);
-      }
+      std::vector<float> values;
+      const Action a = testing::RandomLegalAction(obs_space, act_space,
+                                                  last[i].data(), rng, &values);
       actions.insert(actions.end(), values.begin(), values.end());
       const StepResult s = envs[i]->Step(a);
       reward.push_back(static_cast<float>(s.reward));

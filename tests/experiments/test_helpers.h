@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -89,6 +90,35 @@ inline std::vector<std::string> Split(const std::string& s, char sep) {
   std::stringstream ss(s);
   for (std::string part; std::getline(ss, part, sep);) parts.push_back(part);
   return parts;
+}
+
+// A uniformly random action of `act_space` that is legal after the
+// observation `obs` (a two-player game's mask, Space::action_mask, is
+// respected). The action's values are written to `*values` (Discrete: the
+// index, as a float), which the returned Action points into.
+inline Action RandomLegalAction(const Space& obs_space, const Space& act_space,
+                                const float* obs, std::mt19937_64& rng,
+                                std::vector<float>* values) {
+  if (act_space.IsDiscrete()) {
+    const int64_t size = obs_space.FlatSize();
+    std::vector<int64_t> legal;
+    for (int64_t a = 0; a < act_space.n; ++a) {
+      if (obs_space.action_mask == 0 ||
+          obs[size - obs_space.action_mask + a] != 0) {
+        legal.push_back(a);
+      }
+    }
+    const int64_t index = legal[rng() % legal.size()];
+    values->assign(1, static_cast<float>(index));
+    return Action::Discrete(index);
+  }
+  std::uniform_real_distribution<float> u(0, 1);
+  values->resize(static_cast<size_t>(act_space.FlatSize()));
+  for (size_t j = 0; j < values->size(); ++j) {
+    (*values)[j] =
+        act_space.low[j] + u(rng) * (act_space.high[j] - act_space.low[j]);
+  }
+  return Action::Continuous(values->data(), act_space.FlatSize());
 }
 
 inline A3COptions SmallA3COptions() {
