@@ -362,6 +362,13 @@ void ActorCriticAgent::BatchObserveAndTrain(
     reward_normalizer_->MergeAndScale(&scaled_rewards_, row_ended_);
     learned = &scaled_rewards_;
   }
+  if (!pending_passes_.empty()) {
+    ASYNCRL_CHECK_EQ(static_cast<int64_t>(pending_passes_.size()), k);
+    rollout_.turn_passes.resize(static_cast<size_t>(rollout_.rows()), 0);
+    std::copy(pending_passes_.begin(), pending_passes_.end(),
+              rollout_.turn_passes.begin() + base);
+    pending_passes_.clear();
+  }
   bool all_ended = true;
   for (int64_t r = 0; r < k; ++r) {
     const int64_t i = base + r;
@@ -383,6 +390,24 @@ void ActorCriticAgent::BatchObserveAndTrain(
   }
   Learn();
   rollout_.Clear();
+}
+
+std::string ActorCriticAgent::TurnTakingRefusal() const {
+  if (model_->StateSize() > 0) {
+    return "a recurrent arch's state would run through both players' turns";
+  }
+  return "";
+}
+
+void ActorCriticAgent::NextTurnPasses(const std::vector<uint8_t>& passes) {
+  const std::string refusal = TurnTakingRefusal();
+  if (!refusal.empty()) {
+    throw std::invalid_argument(
+        "actor-critic agent cannot learn both sides "
+        "of a game: " +
+        refusal);
+  }
+  pending_passes_ = passes;
 }
 
 Action ActorCriticAgent::ActAndTrain(FloatView obs, double reward) {

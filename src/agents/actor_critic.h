@@ -80,7 +80,8 @@ class WindowStat {
 
 class ActorCriticAgent : public BatchAgent,
                          public LearningRateControl,
-                         public SampledActing {
+                         public SampledActing,
+                         public TurnTaking {
  public:
   // Validates `options` (the common part); throws std::invalid_argument if
   // the model cannot act in the spaces.
@@ -110,6 +111,11 @@ class ActorCriticAgent : public BatchAgent,
   void BindShared(SharedBuffers buffers, bool initialize) override;
   void SaveTo(proto::Checkpoint* checkpoint) const override;
   void LoadFrom(const proto::Checkpoint& checkpoint) override;
+
+  // Feed-forward models only; the passes go into the rollout's
+  // turn_passes (targets.h negates those rows' successors).
+  std::string TurnTakingRefusal() const override;
+  void NextTurnPasses(const std::vector<uint8_t>& passes) override;
 
   double LearningRate() const override { return common().optimizer.lr; }
   void SetLearningRate(double lr) override {
@@ -197,6 +203,8 @@ class ActorCriticAgent : public BatchAgent,
   std::unique_ptr<RewardNormalizer> reward_normalizer_;
   std::vector<double> scaled_rewards_;  // What the learner sees.
   std::vector<uint8_t> row_ended_;      // Scratch: terminal or episode end.
+  // NextTurnPasses' rows for the next BatchObserveAndTrain (empty: none).
+  std::vector<uint8_t> pending_passes_;
   std::vector<float> normalized_;       // Observations acted on.
   std::vector<float> normalized_next_;  // Next observations (bootstrap).
   // Counts changes of the local parameters; the rollout's acting outputs

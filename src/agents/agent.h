@@ -132,6 +132,24 @@ class SampledActing {
   virtual void SeedSampling(uint64_t seed) = 0;
 };
 
+// Agents that learn both sides of a two-player zero-sum game from one
+// rollout (StepResult::opponent_turn: the agent plays the opponent's turns
+// too). A position's value counts for the player to move, so a row whose
+// successor (the next row, or the bootstrap observation) is the other
+// player's turn bootstraps from that successor's value negated (negamax),
+// and its reward is the mover's.
+class TurnTaking {
+ public:
+  virtual ~TurnTaking() = default;
+  // Why this agent cannot learn from such rows (e.g. a recurrent model: its
+  // state would run through both players' turns); empty when it can.
+  virtual std::string TurnTakingRefusal() const = 0;
+  // Called before BatchObserveAndTrain, when the batch's rows include
+  // another player's turns: per row, 1 where the next observation is the
+  // other player's turn. The rewards then given are each row's mover's.
+  virtual void NextTurnPasses(const std::vector<uint8_t>& passes) = 0;
+};
+
 // Agents whose learning rate a hook can schedule.
 class LearningRateControl {
  public:

@@ -13,8 +13,8 @@
 namespace asyncrl {
 namespace {
 
-// Row `from_row` of `from` appended to `out` (obs, action, reward, log mu);
-// `next` as given.
+// Row `from_row` of `from` appended to `out` (obs, action, reward, log mu,
+// turn pass); `next` as given.
 void CopyRow(const Rollout& from, int64_t from_row, int64_t next,
              Rollout* out) {
   const int64_t n = from.rows();
@@ -30,6 +30,10 @@ void CopyRow(const Rollout& from, int64_t from_row, int64_t next,
   }
   out->rewards.push_back(from.rewards[from_row]);
   out->behaviour_log_probs.push_back(from.behaviour_log_probs[from_row]);
+  if (from.SuccessorSign(from_row) < 0) {
+    out->turn_passes.resize(out->next.size(), 0);
+    out->turn_passes.push_back(1);
+  }
   out->next.push_back(next);
 }
 

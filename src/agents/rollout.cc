@@ -27,6 +27,7 @@ void Rollout::Clear() {
   behaviour_log_probs.clear();
   next.clear();
   bootstrap_obs.clear();
+  turn_passes.clear();
 }
 
 UnrollInput MakeUnrollInput(const Rollout& rollout, int64_t obs_size) {

@@ -33,12 +33,23 @@ struct Rollout {
   // end of the rollout): its return continues with V(that observation).
   std::vector<int64_t> next;
   std::vector<float> bootstrap_obs;  // [num_bootstrap, obs_size].
+  // Two-player games whose both sides the agent plays (agent.h's
+  // TurnTaking): 1 where row i's successor (the next row or its bootstrap
+  // observation) is the other player's turn, so its value counts negated.
+  // Shorter than rows() (usually empty): the missing rows are 0.
+  std::vector<uint8_t> turn_passes;
   int64_t num_bootstrap = 0;
   // Recurrent models: the state before step 0, [K, state size]; empty for
   // feed-forward models.
   std::vector<float> initial_state;
 
   int64_t rows() const { return steps * batch; }
+  // -1 where row i's successor is the other player's turn, else 1.
+  double SuccessorSign(int64_t i) const {
+    return static_cast<size_t>(i) < turn_passes.size() && turn_passes[i] != 0
+               ? -1.0
+               : 1.0;
+  }
 
   // Appends one bootstrap observation (obs_size floats); returns its index
   // for `next`.

@@ -30,9 +30,11 @@ void CheckInputs(const TargetInputs& in, bool need_values) {
 }
 
 // Walks every environment's rows backwards. For row i it calls
-// target(i, successor, next_target): successor is V'_i (0 for a continuing
-// row when no values are given), next_target the target already computed
-// for the environment's next row, or V'_i where the sequence stops. The
+// target(i, successor, next_target, sign): successor is V'_i (0 for a
+// continuing row when no values are given), next_target the target already
+// computed for the environment's next row, or V'_i where the sequence
+// stops, both from the point of view of the successor's player; sign is
+// -1 where that is the other player (Rollout::turn_passes), else 1. The
 // returned value is row i's target.
 template <typename F>
 std::vector<double> Backward(const TargetInputs& in, F target) {
@@ -51,7 +53,7 @@ std::vector<double> Backward(const TargetInputs& in, F target) {
       successor = next >= 0 ? in.bootstrap_values[next] : 0.0;
       next_target = successor;
     }
-    out[i] = target(i, successor, next_target);
+    out[i] = target(i, successor, next_target, rollout.SuccessorSign(i));
   }
   return out;
 }
@@ -133,31 +135,33 @@ std::vector<float> NStepReturns(const Rollout& rollout,
                                 FloatView bootstrap_values, double gamma) {
   const TargetInputs in{rollout, {}, bootstrap_values, {}};
   CheckInputs(in, /*need_values=*/false);
-  return ToFloat(Backward(in, [&](int64_t i, double, double next) {
-    return rollout.rewards[i] + gamma * next;
+  return ToFloat(Backward(in, [&](int64_t i, double, double next, double s) {
+    return rollout.rewards[i] + s * gamma * next;
   }));
 }
 
 std::vector<double> TdLambdaReturns(const TargetInputs& in, double gamma,
                                     double lambda) {
   CheckInputs(in, /*need_values=*/true);
-  return Backward(in, [&](int64_t i, double successor, double next) {
+  return Backward(in, [&](int64_t i, double successor, double next, double s) {
     return in.rollout.rewards[i] +
-           gamma * ((1 - lambda) * successor + lambda * next);
+           s * gamma * ((1 - lambda) * successor + lambda * next);
   });
 }
 
 VtraceResult Vtrace(const TargetInputs& in, const TargetParams& p) {
   CheckInputs(in, /*need_values=*/true);
   VtraceResult result;
-  result.values = Backward(in, [&](int64_t i, double successor, double next) {
-    const double ratio = Ratio(in, i);
-    const double rho = std::min(p.rho_bar, ratio);
-    const double c = p.lambda * std::min(p.c_bar, ratio);
-    const double delta =
-        in.rollout.rewards[i] + p.gamma * successor - in.values[i];
-    return in.values[i] + rho * delta + p.gamma * c * (next - successor);
-  });
+  result.values =
+      Backward(in, [&](int64_t i, double successor, double next, double s) {
+        const double ratio = Ratio(in, i);
+        const double rho = std::min(p.rho_bar, ratio);
+        const double c = p.lambda * std::min(p.c_bar, ratio);
+        const double gamma = s * p.gamma;
+        const double delta =
+            in.rollout.rewards[i] + gamma * successor - in.values[i];
+        return in.values[i] + rho * delta + gamma * c * (next - successor);
+      });
   // The policy advantage reads v of the next row, or V' where the sequence
   // stops: the same walk with the values just computed.
   const int64_t k = in.rollout.batch;
@@ -172,8 +176,9 @@ VtraceResult Vtrace(const TargetInputs& in, const TargetParams& p) {
       v_next = in.bootstrap_values[next];
     }
     const double rho = std::min(p.rho_bar, Ratio(in, i));
+    const double gamma = in.rollout.SuccessorSign(i) * p.gamma;
     result.advantages[i] =
-        rho * (in.rollout.rewards[i] + p.gamma * v_next - in.values[i]);
+        rho * (in.rollout.rewards[i] + gamma * v_next - in.values[i]);
   }
   return result;
 }
@@ -181,9 +186,11 @@ VtraceResult Vtrace(const TargetInputs& in, const TargetParams& p) {
 std::vector<double> UpgoReturns(const TargetInputs& in, double gamma,
                                 double lambda) {
   CheckInputs(in, /*need_values=*/true);
-  return Backward(in, [&](int64_t i, double successor, double next) {
+  // The max is the successor's player's choice: taken in its point of
+  // view, then negated for the other player's.
+  return Backward(in, [&](int64_t i, double successor, double next, double s) {
     return in.rollout.rewards[i] +
-           gamma *
+           s * gamma *
                std::max(successor, (1 - lambda) * successor + lambda * next);
   });
 }

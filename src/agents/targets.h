@@ -20,6 +20,11 @@
 //   upgo       (HandyRL) U_i = r_i + gamma max(V'_i, (1 - l) V'_i + l U_next)
 //              (U_next = V'_i at a stop); policy advantage
 //              min(rho_bar, ratio_i) (U_i - V_i).
+// Two-player games whose both sides the agent plays (Rollout::turn_passes):
+// where row i's successor is the other player's turn, V'_i and the next
+// row's target are that player's, and every formula above takes -gamma in
+// place of gamma for row i (negamax; upgo's max stays the successor
+// player's, then negated).
 #ifndef ASYNCRL_AGENTS_TARGETS_H_
 #define ASYNCRL_AGENTS_TARGETS_H_
 

@@ -24,6 +24,12 @@ struct StepResult {
   double reward = 0.0;
   bool terminated = false;
   bool truncated = false;
+  // Two-player games whose both sides the agent plays (SelfPlayEnv with
+  // both sides trained): `observation` is the turn of the learner's
+  // opponent, and the agent's next action is that opponent's move. The
+  // reward stays the learner's (the trainer negates it for the rows the
+  // agent played as the opponent). False for every other environment.
+  bool opponent_turn = false;
   bool Done() const { return terminated || truncated; }
 };
 

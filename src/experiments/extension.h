@@ -157,6 +157,11 @@ class TrainerExtension {
     (void)options;
     (void)probe;
   }
+  // Parent, after every extension's Configure: the run's agent (as
+  // make_agent(0) builds it, not yet bound to the shared state), to check
+  // it can do what the extension's options ask. Throws InvalidOption
+  // naming the extension's option; nothing has been written then.
+  virtual void CheckAgent(const Agent& agent) const { (void)agent; }
   // Parent: bytes of the shared region this extension needs (0: none),
   // given the agent's shared sizes.
   virtual size_t SharedBytes(const SharedStateSizes& sizes) const {

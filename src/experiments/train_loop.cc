@@ -262,6 +262,11 @@ class Worker {
     std::vector<float> obs, next;
     std::vector<double> rewards;
     std::vector<uint8_t> terminal, ended, episode_end;
+    // Two-player games whose both sides the agent plays: 1 where the
+    // observation acted on (side) / the next one (next_side) is the
+    // learner's opponent's turn (StepResult::opponent_turn); `passes` what
+    // the agent is told (TurnTaking).
+    std::vector<uint8_t> side, next_side, passes;
     std::vector<int64_t> len;
     std::vector<double> returns;
     // Episodes an extension ended (WorkerExtension::CutEpisode).
@@ -275,6 +280,8 @@ class Worker {
       terminal.assign(k, 0);
       ended.assign(k, 0);
       episode_end.assign(k, 0);
+      side.assign(k, 0);
+      next_side.assign(k, 0);
       len.assign(k, 0);
       returns.assign(k, 0.0);
       extension_cut.assign(k, 0);
@@ -309,7 +316,10 @@ class Worker {
       RunHooks(env, first + j);
       MaybeCheckpoint(first + j);
       rows_.Put(rows_.next, j, r.observation);
-      rows_.rewards[j] = r.reward;
+      // The agent learns each row's mover's reward; the episode's return
+      // stays the learner's.
+      rows_.rewards[j] = rows_.side[j] != 0 ? -r.reward : r.reward;
+      rows_.next_side[j] = r.opponent_turn;
       rows_.terminal[j] = r.terminated;
       rows_.extension_cut[j] =
           !r.Done() && !Cut(rows_.len[j]) && ExtensionCuts(j);
@@ -332,9 +342,34 @@ class Worker {
       rows_.episode_end[j] = rows_.ended[j] || j >= next_active;
     }
     ScopedTimer timer("agent");
+    TellTurns(active);
     learner.Observe({rows_.next.data(), active * rows_.obs_size}, rows_.rewards,
                     rows_.terminal, rows_.episode_end, end_rollout);
     ReportWorkerProgress();
+  }
+
+  // Rows that played or pass to the learner's opponent's turn: the agent
+  // is told which rows' successors are the other player's (TurnTaking).
+  void TellTurns(int64_t active) {
+    bool turns = false;
+    rows_.passes.assign(active, 0);
+    for (int64_t j = 0; j < active; ++j) {
+      turns = turns || rows_.side[j] != 0 || rows_.next_side[j] != 0;
+      rows_.passes[j] =
+          !rows_.terminal[j] && rows_.side[j] != rows_.next_side[j];
+    }
+    if (!turns) return;
+    auto* turn_taking = dynamic_cast<TurnTaking*>(&agent_);
+    if (turn_taking == nullptr) {
+      throw std::invalid_argument(
+          "environment '" + ctx_.envs[0]->Name() +
+          "' hands the opponent's turns to the agent (both sides trained), "
+          "but agent type '" +
+          agent_.Type() +
+          "' cannot learn both sides of a game; accepted: an agent that "
+          "implements TurnTaking (agents/agent.h)");
+    }
+    turn_taking->NextTurnPasses(rows_.passes);
   }
 
   // Counts the episodes that ended (saving <steps>_finish/ at the last
@@ -350,8 +385,10 @@ class Worker {
         }
         rows_.len[j] = 0;
         rows_.returns[j] = 0;
+        rows_.side[j] = 0;  // Every episode starts on the learner's turn.
         if (!cut_by_trainer) rows_.Put(rows_.obs, j, Reset(j, std::nullopt));
       } else {
+        rows_.side[j] = rows_.next_side[j];
         rows_.Put(rows_.obs, j,
                   {rows_.next.data() + j * rows_.obs_size, rows_.obs_size});
       }

@@ -141,6 +141,32 @@ TEST_F(A3CTest, TimeLimitEndBootstrapsFromTheLastObservation) {
   EXPECT_NEAR(agent.last_update().returns[0], 2.0 + 0.5 * 1.0, 1e-6);
 }
 
+// Both sides of a game (TurnTaking): a row whose turn passes bootstraps
+// from the other player's value, negated, here through a time-limit end.
+TEST_F(A3CTest, TurnPassesNegateTheSuccessorsValue) {
+  A3COptions options;
+  options.t_max = 5;
+  options.gamma = 0.5;
+  A3C agent(std::make_shared<LinearModelImpl>(), Box(2), Space::Discrete(2),
+            options);
+  EXPECT_EQ(agent.TurnTakingRefusal(), "");
+  const Obs s0 = {1, 0}, s1 = {0, 1}, s2 = {3, 1};  // V(s2) = 1.
+  agent.BatchActAndTrain(View(s0), 1);
+  agent.NextTurnPasses({1});
+  agent.BatchObserveAndTrain(View(s1), {0.0}, {0}, {0}, false);
+  agent.BatchActAndTrain(View(s1), 1);
+  agent.NextTurnPasses({1});
+  agent.BatchObserveAndTrain(View(s2), {0.25}, {0}, {1}, false);
+  ASSERT_EQ(agent.num_updates(), 1);
+  // R1 = 0.25 + 0.5 * -V(s2) = -0.25; R0 = 0 + 0.5 * -R1 = 0.125.
+  EXPECT_NEAR(agent.last_update().returns[1], -0.25, 1e-6);
+  EXPECT_NEAR(agent.last_update().returns[0], 0.125, 1e-6);
+  // The next rollout starts without passes.
+  agent.BatchActAndTrain(View(s0), 1);
+  agent.BatchObserveAndTrain(View(s2), {0.0}, {0}, {1}, false);
+  EXPECT_NEAR(agent.last_update().returns[0], 0.5, 1e-6);
+}
+
 TEST_F(A3CTest, BatchedEnvironmentsKeepEpisodesApart) {
   A3COptions options;
   options.t_max = 2;

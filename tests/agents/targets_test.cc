@@ -381,6 +381,88 @@ TEST(TargetsTest, NormalizeAdvantagesGivesMeanZeroAndUnitSpread) {
   EXPECT_EQ(one[0], 5.0f);
 }
 
+// Both sides of a game in one rollout (Rollout::turn_passes): a row whose
+// successor is the other player's turn bootstraps from its negated value.
+// For the targets that are linear in rewards and values (n-step,
+// TD(lambda)/GAE, V-trace), that is the plain target of the rollout
+// written in one player's point of view: with p_t = +-1 the sign of row
+// t's mover relative to its sequence's first, rewards p r, values p V and
+// bootstrap values p s b give targets p G (and advantages p A).
+TEST(TargetsTest, TurnPassesNegateTheSuccessorsOfLinearTargets) {
+  const TargetParams params{0.9, 0.8, 1.0, 1.0};
+  int flipped = 0;
+  for (uint64_t seed = 20; seed < 24; ++seed) {
+    RandomRollout two = MakeRandomRollout(seed, 3, 16);
+    std::mt19937_64 rng(seed);
+    const int64_t k = 3;
+    const int64_t n = two.rollout.rows();
+    two.rollout.turn_passes.resize(n);
+    for (auto& pass : two.rollout.turn_passes) pass = (rng() % 3) != 0;
+    // The same rollout in one point of view per sequence.
+    RandomRollout one = two;
+    one.rollout.turn_passes.clear();
+    std::vector<double> sign(n, 1.0);
+    for (int64_t i = 0; i < n; ++i) {
+      const double s = two.rollout.SuccessorSign(i);
+      const int64_t next = two.rollout.next[i];
+      if (next == kC) sign[i + k] = sign[i] * s;
+      if (next >= 0) one.bootstrap_values[next] *= sign[i] * s;
+      one.rollout.rewards[i] *= sign[i];
+      one.values[i] *= sign[i];
+      flipped += sign[i] < 0;
+    }
+    for (bool with_ratios : {false, true}) {
+      const struct {
+        PolicyTarget policy;
+        ValueTarget value;
+      } pairs[] = {{PolicyTarget::kNStep, ValueTarget::kNStep},
+                   {PolicyTarget::kGae, ValueTarget::kTdLambda},
+                   {PolicyTarget::kVtrace, ValueTarget::kVtrace}};
+      for (const auto& pair : pairs) {
+        const Targets t = ComputeTargets(pair.policy, pair.value,
+                                         two.Inputs(with_ratios), params);
+        const Targets u = ComputeTargets(pair.policy, pair.value,
+                                         one.Inputs(with_ratios), params);
+        for (int64_t i = 0; i < n; ++i) {
+          const double tol = 2e-6 * (1 + std::abs(u.value_targets[i]) +
+                                     std::abs(u.advantages[i]));
+          ASSERT_NEAR(t.value_targets[i], sign[i] * u.value_targets[i], tol)
+              << TargetName(pair.value) << " seed " << seed << " row " << i;
+          ASSERT_NEAR(t.advantages[i], sign[i] * u.advantages[i], tol)
+              << TargetName(pair.policy) << " seed " << seed << " row " << i;
+        }
+      }
+    }
+  }
+  EXPECT_GT(flipped, 20);  // The check saw both points of view.
+}
+
+// UPGO's max is the choice of the successor's player, made in its own
+// point of view and then negated: by hand, one game of three moves
+// (player 0, player 1, player 0 wins), gamma 0.5, lambda 1.
+TEST(TargetsTest, UpgoTakesTheMaxOfTheSuccessorsPlayer) {
+  Rollout r;
+  r.batch = 1;
+  r.steps = 3;
+  r.rewards = {0.0f, 0.0f, 1.0f};
+  r.next = {kC, kC, kT};
+  r.turn_passes = {1, 1};  // Row 2 is terminal: its entry may be missing.
+  const std::vector<float> v = {0.1f, -0.8f, 0.6f};
+  const TargetInputs in{r, {v.data(), 3}, {}, {}};
+  const std::vector<double> u = UpgoReturns(in, 0.5, 1.0);
+  EXPECT_DOUBLE_EQ(u[2], 1.0);
+  // Player 1 at row 1: the better of V(row 2) = 0.6 and U = 1 is player
+  // 0's, 1; negated.
+  EXPECT_DOUBLE_EQ(u[1], -0.5 * 1.0);
+  // Player 0 at row 0: player 1's better of -0.8 and -0.5 is -0.5 (the
+  // max of the negated values, 0.8, would give 0.4).
+  EXPECT_DOUBLE_EQ(u[0], -0.5 * -0.5);
+  // n-step by hand: 1, -0.5, 0.25.
+  const std::vector<float> nstep = NStepReturns(r, {}, 0.5);
+  EXPECT_FLOAT_EQ(nstep[1], -0.5f);
+  EXPECT_FLOAT_EQ(nstep[0], 0.25f);
+}
+
 TEST(TargetsTest, NamesParseBackAndUnknownOnesAreRefused) {
   for (PolicyTarget t : {PolicyTarget::kNStep, PolicyTarget::kGae,
                          PolicyTarget::kVtrace, PolicyTarget::kUpgo}) {

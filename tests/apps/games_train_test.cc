@@ -87,6 +87,21 @@ TEST(GamesTrainTest, TheTotalScoreCanChooseTheBestAgent) {
       1500, 1e-6);
 }
 
+// --train-sides both: the agent plays both sides of its games against the
+// latest policy; the run trains, evaluates and records the choice.
+TEST(GamesTrainTest, BothSidesTrainsAndIsRecorded) {
+  TempDir dir("games_both");
+  const ProcessRun r = TrainA3C(
+      "--outdir " + dir.str() +
+      " --env TicTacToe --processes 2 --steps 4000 --eval-interval 2000"
+      " --eval-n-runs 4 --train-sides both --quiet");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const fs::path run = RunFolder(r);
+  EXPECT_EQ(RecordedOption(run, "train-sides"), "both");
+  EXPECT_EQ(ReadLines(run / "scores.txt").size(), 3u);
+  EXPECT_TRUE(fs::exists(run / "4000_finish"));
+}
+
 TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
   TempDir dir("games");
   const ProcessRun first = TrainA3C(
@@ -278,6 +293,12 @@ TEST(GamesTrainTest, BadGameFlagsExitTwoInOneLine) {
            {"--env TicTacToe --learner-side left",
             "--learner-side=left is invalid; accepted: alternate, random, "
             "first, second"},
+           {"--env TicTacToe --train-sides all",
+            "--train-sides=all is invalid; accepted: learner, both"},
+           {"--env TicTacToe --arch fc-softmax-lstm --train-sides both",
+            "--train-sides=both is invalid; accepted: learner (both: a "
+            "recurrent arch's state would run through both players' "
+            "turns)"},
            {"--env ConnectFour --env-param minimax_opponent_ratio=3",
             "--env-param=minimax_opponent_ratio=3 is invalid; accepted: "
             "minimax_opponent_ratio=VALUE with VALUE in [0, 1]"}}) {

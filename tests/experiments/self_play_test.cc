@@ -366,7 +366,7 @@ class SelfPlayProviderTest : public ::testing::Test {
 
 TEST_F(SelfPlayProviderTest, PlaysTheLatestPolicyUntilThePoolHasASnapshot) {
   auto provider = Make(/*latest_ratio=*/0.0);
-  EXPECT_EQ(provider->BeginEpisode(0).Name(), "latest");
+  EXPECT_EQ(provider->BeginEpisode(0)->Name(), "latest");
   // The opponent's own agent plays a copy of the shared parameters.
   EXPECT_EQ(agents_made_, 1);
   EXPECT_EQ(last_made_->bound_first(), 3.0f);
@@ -381,7 +381,7 @@ TEST_F(SelfPlayProviderTest, PlaysTheLatestPolicyUntilThePoolHasASnapshot) {
 TEST_F(SelfPlayProviderTest, TakesDueSnapshotsAndRatesGamesAgainstThem) {
   auto provider = Make(/*latest_ratio=*/0.0);
   step_.store(100);
-  GameOpponent& opponent = provider->BeginEpisode(0);
+  GameOpponent& opponent = *provider->BeginEpisode(0);
   EXPECT_EQ(fixture_.block.taken.load(), 1);
   EXPECT_EQ(opponent.Name(), "snapshot 1");
   EXPECT_EQ(agents_made_, 1);
@@ -393,7 +393,7 @@ TEST_F(SelfPlayProviderTest, TakesDueSnapshotsAndRatesGamesAgainstThem) {
   EXPECT_DOUBLE_EQ(snapshot, 1192.0);
   // The snapshot plays with the copied parameters, not the shared ones.
   std::fill(shared_.begin(), shared_.end(), 4.0f);
-  auto& again = provider->BeginEpisode(1);
+  auto& again = *provider->BeginEpisode(1);
   EXPECT_EQ(again.Name(), "snapshot 1");
   auto tictactoe = DefaultGameRegistry().Make("TicTacToe");
   std::mt19937_64 rng(0);
@@ -412,13 +412,13 @@ TEST_F(SelfPlayProviderTest, SwapStepsKeepsTheOpponentUntilTheSwap) {
   options_.swap_steps = 1000;
   auto provider = Make(/*latest_ratio=*/0.0);
   step_.store(100);  // Snapshot 1 taken; drawn now.
-  EXPECT_EQ(provider->BeginEpisode(0).Name(), "snapshot 1");
+  EXPECT_EQ(provider->BeginEpisode(0)->Name(), "snapshot 1");
   provider->EndEpisode(1.0);
   // Newer snapshots fall due (the provider takes them at every game); the
   // opponent stays snapshot 1 until step 1100.
   for (int64_t step : {200, 600, 1099}) {
     step_.store(step);
-    EXPECT_EQ(provider->BeginEpisode(0).Name(), "snapshot 1") << step;
+    EXPECT_EQ(provider->BeginEpisode(0)->Name(), "snapshot 1") << step;
     provider->EndEpisode(0.0);
   }
   EXPECT_GE(fixture_.block.taken.load(), 3);  // Taken, but not played yet.
@@ -427,7 +427,7 @@ TEST_F(SelfPlayProviderTest, SwapStepsKeepsTheOpponentUntilTheSwap) {
   std::set<std::string> seen;
   for (int64_t swap = 1; swap <= 30; ++swap) {
     step_.store(100 + 1000 * swap);
-    seen.insert(provider->BeginEpisode(0).Name());
+    seen.insert(provider->BeginEpisode(0)->Name());
     provider->EndEpisode(0.0);
   }
   EXPECT_GE(seen.size(), 3u);
@@ -437,7 +437,7 @@ TEST_F(SelfPlayProviderTest, RatioOnePlaysOnlyTheLatest) {
   auto provider = Make(/*latest_ratio=*/1.0);
   step_.store(100);
   for (int i = 0; i < 50; ++i) {
-    EXPECT_EQ(provider->BeginEpisode(i % 2).Name(), "latest");
+    EXPECT_EQ(provider->BeginEpisode(i % 2)->Name(), "latest");
     provider->EndEpisode(1.0);
   }
   EXPECT_EQ(fixture_.block.elo.load(), 1200.0);
@@ -455,10 +455,11 @@ TEST_F(SelfPlayProviderTest, HalfRatioMixesBoth) {
 // An OpponentProvider that counts its calls and hands out one opponent.
 class CountingProvider final : public OpponentProvider {
  public:
-  GameOpponent& BeginEpisode(int side) override {
+  GameOpponent* BeginEpisode(int side) override {
     sides.push_back(side);
-    return opponent;
+    return both_sides ? nullptr : &opponent;
   }
+  bool both_sides = false;
   void EndEpisode(double result) override { results.push_back(result); }
   RandomOpponent opponent;
   std::vector<int> sides;
@@ -500,6 +501,53 @@ TEST(SelfPlayEnvTest, TheLearnerSeesItsSideTheMaskAndItsResult) {
   }
   EXPECT_EQ(provider.sides.size(), 20u);
   EXPECT_EQ(provider.results.size(), 20u);
+}
+
+// A provider that gives no opponent: the agent plays both sides, the
+// learner (player 0) first; each observation is the mover's view and says
+// whose turn it is; the reward is the learner's.
+TEST(SelfPlayEnvTest, BothSidesHandsTheOpponentsTurnsToTheAgent) {
+  SelfPlayEnv env(DefaultGameRegistry().Make("TicTacToe"));
+  CountingProvider provider;
+  provider.both_sides = true;
+  env.SetOpponentProvider(&provider);
+  // Game 1: X wins the top row; game 2: O wins the middle column. The
+  // learner moves first in both, whatever the alternation drew.
+  const std::vector<std::vector<int64_t>> games = {{0, 3, 1, 4, 2},
+                                                   {0, 1, 3, 4, 8, 7}};
+  for (size_t g = 0; g < games.size(); ++g) {
+    FloatView obs =
+        env.Reset(g == 0 ? std::optional<uint64_t>(5) : std::nullopt);
+    EXPECT_TRUE(env.both_sides());
+    EXPECT_EQ(env.learner_side(), 0);
+    std::vector<int64_t> mine, theirs;  // Cells of the mover, the other.
+    StepResult r;
+    for (size_t m = 0; m < games[g].size(); ++m) {
+      // Plane 0: the mover's pieces; plane 1: the other's; then the mask.
+      for (int64_t c = 0; c < 9; ++c) {
+        const bool own = std::find(mine.begin(), mine.end(), c) != mine.end();
+        const bool other =
+            std::find(theirs.begin(), theirs.end(), c) != theirs.end();
+        EXPECT_EQ(obs[c], own ? 1.0f : 0.0f) << g << " " << m << " " << c;
+        EXPECT_EQ(obs[9 + c], other ? 1.0f : 0.0f) << g << " " << m;
+        EXPECT_EQ(obs[18 + c], own || other ? 0.0f : 1.0f) << g << " " << m;
+      }
+      r = env.Step(Action::Discrete(games[g][m]));
+      obs = r.observation;
+      mine.push_back(games[g][m]);
+      std::swap(mine, theirs);  // The turn passes.
+      const bool last = m + 1 == games[g].size();
+      EXPECT_EQ(r.Done(), last);
+      // The opponent's turn after the learner's moves (even m), not at
+      // the end.
+      EXPECT_EQ(r.opponent_turn, !last && m % 2 == 0) << g << " " << m;
+      if (!last) EXPECT_EQ(r.reward, 0.0);
+    }
+    EXPECT_TRUE(r.terminated);
+    EXPECT_EQ(r.reward, g == 0 ? 1.0 : -1.0);  // The learner's (X's).
+  }
+  EXPECT_EQ(provider.sides.size(), 2u);
+  EXPECT_EQ(provider.results, (std::vector<double>{1.0, -1.0}));
 }
 
 TEST(SelfPlayEnvTest, IllegalMovesThrowAndLeaveTheGameAsItWas) {
@@ -595,6 +643,7 @@ TEST(SelfPlayOptionsTest, InvalidOptionsNameTheField) {
           "snapshot_window");
   refused([](SelfPlayOptions& o) { o.elo_k = 0; }, "elo_k");
   refused([](SelfPlayOptions& o) { o.learner_side = "left"; }, "learner_side");
+  refused([](SelfPlayOptions& o) { o.train_sides = "all"; }, "train_sides");
   SelfPlayOptions o;
   o.eval_opponents = "random,oracle";
   EXPECT_THROW(o.EvalOpponents("TicTacToe"), InvalidOption);
@@ -603,6 +652,33 @@ TEST(SelfPlayOptionsTest, InvalidOptionsNameTheField) {
   o.eval_opponents = "greedy,minimax:3";
   EXPECT_EQ(o.EvalOpponents("ConnectFour"),
             (std::vector<std::string>{"greedy", "minimax:3"}));
+}
+
+// --train-sides both asks the agent to take turns: one that cannot is
+// refused before the run, naming the option.
+TEST(SelfPlayExtensionTest, BothSidesNeedsAnAgentThatTakesTurns) {
+  SelfPlayOptions options;
+  options.train_sides = "both";
+  SelfPlayExtension extension(options);
+  TrainOptions train;
+  train.eval_n_steps = 0;
+  SelfPlayEnv probe(DefaultGameRegistry().Make("TicTacToe"));
+  extension.Configure(train, probe);
+  LowestLegalAgent agent(9);
+  try {
+    extension.CheckAgent(agent);
+    FAIL() << "an agent without TurnTaking was accepted";
+  } catch (const InvalidOption& e) {
+    EXPECT_STREQ(e.what(),
+                 "train_sides=both is invalid; accepted: learner (both: "
+                 "agent type 'lowest-legal' cannot learn both sides of a "
+                 "game)");
+  }
+  // The learner's side alone asks nothing of the agent.
+  options.train_sides = "learner";
+  SelfPlayExtension learner(options);
+  learner.Configure(train, probe);
+  EXPECT_NO_THROW(learner.CheckAgent(agent));
 }
 
 }  // namespace

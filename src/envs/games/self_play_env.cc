@@ -56,11 +56,12 @@ FloatView SelfPlayEnv::DoReset(std::optional<uint64_t> seed) {
   if (seed) {
     // A seed repeats the episodes from here: sides start over too.
     rng_.seed(*seed);
-    learner_side_ = 1;
+    alternate_side_ = 1;
   }
   switch (side_policy_) {
     case LearnerSide::kAlternate:
-      learner_side_ = 1 - learner_side_;
+      alternate_side_ = 1 - alternate_side_;
+      learner_side_ = alternate_side_;
       break;
     case LearnerSide::kRandom:
       learner_side_ = static_cast<int>(rng_() & 1);
@@ -74,6 +75,7 @@ FloatView SelfPlayEnv::DoReset(std::optional<uint64_t> seed) {
   }
   game_->Reset();
   provider_episode_ = false;
+  both_sides_ = false;
   opponent_ = nullptr;
   if (!fixed_chosen_ && mix_ratio_[0] + mix_ratio_[1] + mix_ratio_[2] > 0) {
     // No draw without a mix: seeded episodes stay as they were.
@@ -87,8 +89,14 @@ FloatView SelfPlayEnv::DoReset(std::optional<uint64_t> seed) {
     }
   }
   if (opponent_ == nullptr && provider_ != nullptr && !fixed_chosen_) {
-    opponent_ = &provider_->BeginEpisode(learner_side_);
+    opponent_ = provider_->BeginEpisode(learner_side_);
     provider_episode_ = true;
+    if (opponent_ == nullptr) {
+      // The agent plays both sides; the learner's side moves first.
+      both_sides_ = true;
+      learner_side_ = 0;
+      return Observe();
+    }
   }
   if (opponent_ == nullptr) opponent_ = fixed_.get();
   if (learner_side_ == 1) OpponentMoves();
@@ -99,10 +107,11 @@ StepResult SelfPlayEnv::DoStep(const Action& action) {
   // Illegal moves throw std::invalid_argument naming the game, the action
   // and the legal ones (Game::Play); the episode goes on.
   game_->Play(action.index);
-  if (!game_->IsTerminal()) OpponentMoves();
+  if (!game_->IsTerminal() && !both_sides_) OpponentMoves();
   if (game_->IsTerminal()) return Finish();
   StepResult result;
   result.observation = Observe();
+  result.opponent_turn = game_->CurrentPlayer() != learner_side_;
   return result;
 }
 
@@ -116,7 +125,10 @@ void SelfPlayEnv::OpponentMoves() {
 }
 
 FloatView SelfPlayEnv::Observe() {
-  ObserveWithMask(*game_, learner_side_, obs_.data());
+  const int player = both_sides_ && !game_->IsTerminal()
+                         ? game_->CurrentPlayer()
+                         : learner_side_;
+  ObserveWithMask(*game_, player, obs_.data());
   return {obs_.data(), static_cast<int64_t>(obs_.size())};
 }
 

@@ -5,7 +5,10 @@
 // at the end (win 1, loss -1, draw 0), 0 before. Who the opponent is comes
 // per episode from an OpponentProvider (the trainer's self-play: the latest
 // policy or a past snapshot) or, without one, from a fixed opponent
-// (envs/games/opponents.h). Registered as --env TicTacToe / ConnectFour.
+// (envs/games/opponents.h). When the provider gives no opponent, the agent
+// plays both sides (--train-sides both): each step is one move, the
+// observation is the mover's view and StepResult::opponent_turn says whose
+// turn it is. Registered as --env TicTacToe / ConnectFour.
 #ifndef ASYNCRL_ENVS_GAMES_SELF_PLAY_ENV_H_
 #define ASYNCRL_ENVS_GAMES_SELF_PLAY_ENV_H_
 
@@ -29,9 +32,11 @@ class OpponentProvider {
  public:
   virtual ~OpponentProvider() = default;
   // The opponent of the episode that starts now; the learner plays side
-  // `learner_side` (0 moves first). The reference stays valid until the
-  // next call.
-  virtual GameOpponent& BeginEpisode(int learner_side) = 0;
+  // `learner_side` (0 moves first). The pointer stays valid until the next
+  // call. Null: the learner plays the opponent's side too (both sides
+  // trained): the environment hands the opponent's turns to the agent
+  // (StepResult::opponent_turn), and the learner moves first.
+  virtual GameOpponent* BeginEpisode(int learner_side) = 0;
   // The episode begun by the last BeginEpisode ended with the game's end:
   // the learner's result (1, 0, -1). Not called for episodes cut short.
   virtual void EndEpisode(double learner_result) = 0;
@@ -73,6 +78,10 @@ class SelfPlayEnv : public Env {
   const Game& game() const { return *game_; }
   // Whether the current episode's opponent came from the provider.
   bool provider_episode() const { return provider_episode_; }
+  // Whether the agent plays both sides of the current episode (the
+  // provider gave no opponent): every observation after the learner's
+  // moves is the opponent's turn (StepResult::opponent_turn).
+  bool both_sides() const { return both_sides_; }
 
  protected:
   FloatView DoReset(std::optional<uint64_t> seed) override;
@@ -80,6 +89,8 @@ class SelfPlayEnv : public Env {
 
  private:
   void OpponentMoves();
+  // The observation of the player to move (the learner's, but for the
+  // opponent's turns of a both-sides episode).
   FloatView Observe();
   StepResult Finish();
 
@@ -93,8 +104,12 @@ class SelfPlayEnv : public Env {
   GameOpponent* opponent_ = nullptr;  // This episode's.
   OpponentProvider* provider_ = nullptr;
   bool provider_episode_ = false;
+  bool both_sides_ = false;
   LearnerSide side_policy_ = LearnerSide::kAlternate;
-  int learner_side_ = 1;  // Alternate: the next episode flips it to 0.
+  int learner_side_ = 1;
+  // Alternate: the side the last episode drew (the next flips it to 0);
+  // a both-sides episode's learner moves first whatever was drawn.
+  int alternate_side_ = 1;
   std::mt19937_64 rng_{0};
   std::vector<float> obs_;
   // Parameters (Env::DeclareParameter), applied at Reset: the opponent

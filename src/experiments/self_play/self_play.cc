@@ -51,6 +51,8 @@ void SelfPlayOptions::Validate() const {
           "0 (a new opponent every game) or a positive integer");
   Require(eval_score == "last" || eval_score == "total", "eval_score",
           eval_score, "last, total");
+  Require(train_sides == "learner" || train_sides == "both", "train_sides",
+          train_sides, "learner, both");
   try {
     ParseLearnerSide(learner_side);
   } catch (const std::invalid_argument&) {
@@ -100,7 +102,13 @@ FlagSpecs SelfPlayOptions::Flags() {
       {"learner-side",
        "two-player games: the learner's side per training episode "
        "(alternate, random, first, second)",
-       &learner_side}};
+       &learner_side},
+      {"train-sides",
+       "two-player games: whose moves are trained in games against the "
+       "latest policy: learner (the learner's side; the opponent is a "
+       "copy) or both (the agent plays and learns both sides, HandyRL's "
+       "turn-based training; feed-forward archs)",
+       &train_sides}};
 }
 
 std::vector<std::string> SelfPlayOptions::EvalOpponents(
@@ -340,71 +348,78 @@ SelfPlayProvider::SelfPlayProvider(
       make_agent_(std::move(make_agent)),
       shared_params_(shared_params),
       global_step_(global_step),
-      rng_(seed) {}
+      rng_(seed),
+      both_sides_(options.TrainsBothSides()) {}
 
-GameOpponent& SelfPlayProvider::BeginEpisode(int) {
-  pool_.MaybeTake(shared_params_, global_step_.load());
-  if (!agent_) {
-    agent_ = make_agent_();
-    const SharedStateSizes sizes = agent_->SharedSizes();
-    ASYNCRL_CHECK_EQ(sizes.params, block_.params);
-    params_.resize(static_cast<size_t>(sizes.params));
-    optimizer_.resize(static_cast<size_t>(sizes.optimizer));
-    // Its own draws: the agent was made with the worker's seed, as the
-    // learner and the other environments' opponents were.
-    if (auto* sampled = dynamic_cast<SampledActing*>(agent_.get())) {
-      sampled->SeedSampling(rng_());
-    }
-    opponent_ = std::make_unique<AgentOpponent>("latest", agent_.get(),
-                                                /*sample=*/true);
+void SelfPlayProvider::EnsureAgent() {
+  if (agent_) return;
+  agent_ = make_agent_();
+  const SharedStateSizes sizes = agent_->SharedSizes();
+  ASYNCRL_CHECK_EQ(sizes.params, block_.params);
+  params_.resize(static_cast<size_t>(sizes.params));
+  optimizer_.resize(static_cast<size_t>(sizes.optimizer));
+  // Its own draws: the agent was made with the worker's seed, as the
+  // learner and the other environments' opponents were.
+  if (auto* sampled = dynamic_cast<SampledActing*>(agent_.get())) {
+    sampled->SeedSampling(rng_());
   }
+  opponent_ = std::make_unique<AgentOpponent>("latest", agent_.get(),
+                                              /*sample=*/true);
+}
+
+GameOpponent* SelfPlayProvider::Latest() {
+  ++latest_episodes_;
+  // Both sides trained: the learner is its own opponent (no copy).
+  if (both_sides_) return nullptr;
+  // The shared parameters as they are now (Hogwild: a copy taken while
+  // workers update them); the agent adopts the copy (its own buffers, not
+  // the run's).
+  EnsureAgent();
+  std::memcpy(params_.data(), shared_params_, params_.size() * sizeof(float));
+  agent_->BindShared({params_.data(), optimizer_.data(), nullptr},
+                     /*initialize=*/false);
+  opponent_->set_name("latest");
+  return opponent_.get();
+}
+
+GameOpponent* SelfPlayProvider::BeginEpisode(int) {
+  // The opponent's agent is made at the first episode (its seed drawn
+  // first), or at the first it plays when the learner is its own.
+  if (!both_sides_) EnsureAgent();
+  pool_.MaybeTake(shared_params_, global_step_.load());
   // ML-Agents' swap_steps: the same opponent until the step passes the
   // next swap (a snapshot keeps the copy taken then; the latest policy is
-  // copied afresh every game, as it is the latest); 0: a draw every game.
+  // the latest in every game); 0: a draw every game.
   const int64_t step = global_step_.load();
   const bool keep = options_.swap_steps > 0 && drawn_ && step < next_swap_;
   if (keep) {
-    if (against_snapshot_) {
-      ++snapshot_episodes_;
-    } else {
-      std::memcpy(params_.data(), shared_params_,
-                  params_.size() * sizeof(float));
-      agent_->BindShared({params_.data(), optimizer_.data(), nullptr},
-                         /*initialize=*/false);
-      ++latest_episodes_;
-    }
-    return *opponent_;
+    if (!against_snapshot_) return Latest();
+    ++snapshot_episodes_;
+    return opponent_.get();
   }
   drawn_ = true;
   next_swap_ = step + options_.swap_steps;
   against_snapshot_ = false;
   const int64_t size = pool_.Size();
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  if (size == 0 || uniform(rng_) < options_.play_against_latest_ratio) {
+    return Latest();
+  }
+  EnsureAgent();
+  const int64_t index =
+      std::uniform_int_distribution<int64_t>(0, size - 1)(rng_);
   int64_t number = 0;
-  if (size > 0 && uniform(rng_) >= options_.play_against_latest_ratio) {
-    const int64_t index =
-        std::uniform_int_distribution<int64_t>(0, size - 1)(rng_);
-    against_snapshot_ =
-        pool_.Read(index, params_.data(), &snapshot_elo_, &number);
-    snapshot_index_ = index;
-    snapshot_number_ = number;
-  }
-  if (!against_snapshot_) {
-    // The latest policy: the shared parameters as they are now (Hogwild:
-    // a copy taken while workers update them).
-    std::memcpy(params_.data(), shared_params_, params_.size() * sizeof(float));
-  }
-  // The agent adopts the copy (its own buffers, not the run's).
+  against_snapshot_ =
+      pool_.Read(index, params_.data(), &snapshot_elo_, &number);
+  // A slot rewritten throughout the tries: the latest policy plays.
+  if (!against_snapshot_) return Latest();
+  snapshot_index_ = index;
+  snapshot_number_ = number;
   agent_->BindShared({params_.data(), optimizer_.data(), nullptr},
                      /*initialize=*/false);
-  if (against_snapshot_) {
-    opponent_->set_name("snapshot " + std::to_string(number));
-    ++snapshot_episodes_;
-  } else {
-    opponent_->set_name("latest");
-    ++latest_episodes_;
-  }
-  return *opponent_;
+  opponent_->set_name("snapshot " + std::to_string(number));
+  ++snapshot_episodes_;
+  return opponent_.get();
 }
 
 void SelfPlayProvider::EndEpisode(double learner_result) {

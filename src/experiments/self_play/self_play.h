@@ -64,6 +64,14 @@ struct SelfPlayOptions {
   // The learner's side in training episodes: alternate, random, first,
   // second.
   std::string learner_side = "alternate";
+  // Whose moves are rows of the rollout in games against the latest
+  // policy: "learner" (the learner's side; a copy of the latest parameters
+  // plays the other) or "both" (the agent plays both sides and learns from
+  // every move, each row's value from the mover's point of view: HandyRL's
+  // turn-based training). Games against snapshots and fixed opponents
+  // train the learner's side only either way.
+  std::string train_sides = "learner";
+  bool TrainsBothSides() const { return train_sides == "both"; }
 
   // Throws InvalidOption naming the field, the value and what is accepted.
   void Validate() const;
@@ -180,8 +188,10 @@ class AgentOpponent : public GameOpponent {
 // One training environment's opponents: an agent of its own (never the
 // learner's: its actions and scratch belong to the batch being stepped)
 // that plays, for one episode, a copy of the latest shared parameters or a
-// snapshot from the pool, sampling its actions. Takes the snapshots that
-// fall due at its episode starts. One per environment.
+// snapshot from the pool, sampling its actions; with --train-sides both,
+// the latest policy is the learner itself (BeginEpisode returns null).
+// Takes the snapshots that fall due at its episode starts. One per
+// environment.
 class SelfPlayProvider : public OpponentProvider {
  public:
   // `make_agent` builds the opponent's agent (lazily, once);
@@ -192,7 +202,7 @@ class SelfPlayProvider : public OpponentProvider {
                    const float* shared_params,
                    const std::atomic<int64_t>& global_step, uint64_t seed);
 
-  GameOpponent& BeginEpisode(int learner_side) override;
+  GameOpponent* BeginEpisode(int learner_side) override;
   void EndEpisode(double learner_result) override;
 
   // Episodes against the latest policy and against snapshots so far.
@@ -200,6 +210,11 @@ class SelfPlayProvider : public OpponentProvider {
   int64_t snapshot_episodes() const { return snapshot_episodes_; }
 
  private:
+  void EnsureAgent();
+  // An episode against the latest policy: a fresh copy for the agent, or
+  // null when the learner plays both sides.
+  GameOpponent* Latest();
+
   const SelfPlayOptions& options_;
   SelfPlayBlock& block_;
   SnapshotPool pool_;
@@ -207,6 +222,7 @@ class SelfPlayProvider : public OpponentProvider {
   const float* shared_params_;
   const std::atomic<int64_t>& global_step_;
   std::mt19937_64 rng_;
+  bool both_sides_ = false;
   std::unique_ptr<Agent> agent_;
   std::unique_ptr<AgentOpponent> opponent_;
   std::vector<float> params_;     // The copy the opponent plays.

@@ -48,6 +48,19 @@ void SelfPlayExtension::Configure(const TrainOptions& options, Env& probe) {
   }
 }
 
+void SelfPlayExtension::CheckAgent(const Agent& agent) const {
+  if (!active() || !options_.TrainsBothSides()) return;
+  const auto* turns = dynamic_cast<const TurnTaking*>(&agent);
+  const std::string why = turns == nullptr
+                              ? "agent type '" + agent.Type() +
+                                    "' cannot learn both sides of a game"
+                              : turns->TurnTakingRefusal();
+  if (!why.empty()) {
+    throw InvalidOption("train_sides", options_.train_sides,
+                        "learner (both: " + why + ")");
+  }
+}
+
 size_t SelfPlayExtension::SharedBytes(const SharedStateSizes& sizes) const {
   if (!active()) return 0;
   return BlockBytes() + static_cast<size_t>(sizes.params) *

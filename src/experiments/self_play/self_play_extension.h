@@ -30,6 +30,8 @@ class SelfPlayExtension : public TrainerExtension {
   std::string Name() const override { return "self-play"; }
   void AdjustOptions(TrainOptions* options) const override;
   void Configure(const TrainOptions& options, Env& probe) override;
+  // --train-sides both needs an agent that can take turns (TurnTaking).
+  void CheckAgent(const Agent& agent) const override;
   size_t SharedBytes(const SharedStateSizes& sizes) const override;
   void Place(void* shared, const RunInfo& run) override;
   void SaveTo(proto::Checkpoint* checkpoint) const override;
