@@ -431,14 +431,24 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
     f.agent.beta = *family.entropy_weight;
   }
   std::string auto_arch;
+  bool recurrent = false;
   try {
     if (context.a3c_agent) {
-      DefaultModelRegistry().Make(f.arch, env.ObservationSpace(),
-                                  env.ActionSpace());
+      recurrent = DefaultModelRegistry()
+                      .Make(f.arch, env.ObservationSpace(), env.ActionSpace())
+                      ->StateSize() > 0;
       auto_arch = AutoArch(env.ObservationSpace(), env.ActionSpace());
     }
   } catch (const std::invalid_argument& e) {
     Require(false, "arch", f.arch, e.what());
+  }
+  // Games train both sides where the agent can: A3C and PPO with a
+  // feed-forward arch. A recurrent arch, or a program's own agent, trains
+  // the learner's side unless --train-sides says otherwise.
+  if (FindSelfPlayEnv(env) != nullptr &&
+      (vm.count("train-sides") == 0 || vm["train-sides"].defaulted()) &&
+      (!context.a3c_agent || recurrent)) {
+    f.self_play.train_sides = "learner";
   }
   if (context.a3c_agent) CheckAlgorithm(f);
   if (context.a3c_agent && f.agent.normalize_observations) {
@@ -571,6 +581,7 @@ void RecordResolved(const po::variables_map& vm, const FlagContext& context,
   f.resolved["lr"] = FormatValue(f.agent.optimizer.lr);
   f.resolved["rmsprop-epsilon"] = FormatValue(f.agent.optimizer.eps);
   if (context.a3c_agent) f.resolved["beta"] = FormatValue(f.agent.beta);
+  f.resolved["train-sides"] = f.self_play.train_sides;
 }
 
 // A curriculum file changed since the resumed run: other parameters or

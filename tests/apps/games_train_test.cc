@@ -87,19 +87,31 @@ TEST(GamesTrainTest, TheTotalScoreCanChooseTheBestAgent) {
       1500, 1e-6);
 }
 
-// --train-sides both: the agent plays both sides of its games against the
-// latest policy; the run trains, evaluates and records the choice.
-TEST(GamesTrainTest, BothSidesTrainsAndIsRecorded) {
-  TempDir dir("games_both");
-  const ProcessRun r = TrainA3C(
-      "--outdir " + dir.str() +
-      " --env TicTacToe --processes 2 --steps 4000 --eval-interval 2000"
-      " --eval-n-runs 4 --train-sides both --quiet");
-  ASSERT_EQ(r.status, 0) << r.output;
-  const fs::path run = RunFolder(r);
-  EXPECT_EQ(RecordedOption(run, "train-sides"), "both");
-  EXPECT_EQ(ReadLines(run / "scores.txt").size(), 3u);
-  EXPECT_TRUE(fs::exists(run / "4000_finish"));
+// --train-sides: both by default (the agent plays both sides of its games
+// against the latest policy), learner for a recurrent arch unless given;
+// each run trains, evaluates and records the choice.
+TEST(GamesTrainTest, TrainSidesDefaultsByArchAndIsRecorded) {
+  TempDir dir("games_sides");
+  struct Case {
+    std::string args;
+    std::string recorded;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"", "both"},
+                         {"--train-sides learner", "learner"},
+                         {"--arch fc-softmax-lstm", "learner"}}) {
+    SCOPED_TRACE(c.args);
+    const ProcessRun r = TrainA3C(
+        "--outdir " + dir.str() +
+        " --env TicTacToe --processes 2 --steps 4000 --eval-interval 2000"
+        " --eval-n-runs 4 --quiet " +
+        c.args);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const fs::path run = RunFolder(r);
+    EXPECT_EQ(RecordedOption(run, "train-sides"), c.recorded);
+    EXPECT_EQ(ReadLines(run / "scores.txt").size(), 3u);
+    EXPECT_TRUE(fs::exists(run / "4000_finish"));
+  }
 }
 
 TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {

@@ -343,6 +343,7 @@ class SelfPlayProviderTest : public ::testing::Test {
  protected:
   SelfPlayProviderTest() : fixture_(4, LowestLegalAgent::kParams) {
     fixture_.block.next_step.store(100);
+    options_.train_sides = "learner";  // A copy plays the latest policy.
   }
   std::unique_ptr<SelfPlayProvider> Make(double latest_ratio) {
     options_.play_against_latest_ratio = latest_ratio;
@@ -452,6 +453,25 @@ TEST_F(SelfPlayProviderTest, HalfRatioMixesBoth) {
   EXPECT_GT(provider->snapshot_episodes(), 150);
 }
 
+// --train-sides both: the latest policy is the learner itself (no
+// opponent, no copy); snapshots still play through the provider's agent.
+TEST_F(SelfPlayProviderTest, BothSidesGivesNoOpponentForTheLatest) {
+  options_.train_sides = "both";
+  auto provider = Make(/*latest_ratio=*/1.0);
+  EXPECT_EQ(provider->BeginEpisode(0), nullptr);
+  EXPECT_EQ(agents_made_, 0);  // Nothing to copy the parameters into.
+  provider->EndEpisode(1.0);
+  EXPECT_EQ(fixture_.block.elo.load(), 1200.0);  // Not rated.
+  auto mixed = Make(/*latest_ratio=*/0.0);
+  step_.store(100);  // Snapshot 1 is taken: the pool has one.
+  GameOpponent* snapshot = mixed->BeginEpisode(0);
+  ASSERT_NE(snapshot, nullptr);
+  EXPECT_EQ(snapshot->Name(), "snapshot 1");
+  EXPECT_EQ(agents_made_, 1);
+  EXPECT_EQ(provider->latest_episodes(), 1);
+  EXPECT_EQ(mixed->snapshot_episodes(), 1);
+}
+
 // An OpponentProvider that counts its calls and hands out one opponent.
 class CountingProvider final : public OpponentProvider {
  public:
@@ -541,7 +561,9 @@ TEST(SelfPlayEnvTest, BothSidesHandsTheOpponentsTurnsToTheAgent) {
       // The opponent's turn after the learner's moves (even m), not at
       // the end.
       EXPECT_EQ(r.opponent_turn, !last && m % 2 == 0) << g << " " << m;
-      if (!last) EXPECT_EQ(r.reward, 0.0);
+      if (!last) {
+        EXPECT_EQ(r.reward, 0.0);
+      }
     }
     EXPECT_TRUE(r.terminated);
     EXPECT_EQ(r.reward, g == 0 ? 1.0 : -1.0);  // The learner's (X's).

@@ -105,9 +105,10 @@ FlagSpecs SelfPlayOptions::Flags() {
        &learner_side},
       {"train-sides",
        "two-player games: whose moves are trained in games against the "
-       "latest policy: learner (the learner's side; the opponent is a "
-       "copy) or both (the agent plays and learns both sides, HandyRL's "
-       "turn-based training; feed-forward archs)",
+       "latest policy: both (the agent plays and learns both sides, "
+       "HandyRL's turn-based training; feed-forward archs) or learner (the "
+       "learner's side; the opponent is a copy). Recurrent archs and "
+       "programs' own agents default to learner",
        &train_sides}};
 }
 

@@ -65,12 +65,14 @@ struct SelfPlayOptions {
   // second.
   std::string learner_side = "alternate";
   // Whose moves are rows of the rollout in games against the latest
-  // policy: "learner" (the learner's side; a copy of the latest parameters
-  // plays the other) or "both" (the agent plays both sides and learns from
-  // every move, each row's value from the mover's point of view: HandyRL's
-  // turn-based training). Games against snapshots and fixed opponents
-  // train the learner's side only either way.
-  std::string train_sides = "learner";
+  // policy: "both" (the agent plays both sides and learns from every move,
+  // each row's value from the mover's point of view: HandyRL's turn-based
+  // training; needs an agent that takes turns, TurnTaking) or "learner"
+  // (the learner's side; a copy of the latest parameters plays the other).
+  // Games against snapshots and fixed opponents train the learner's side
+  // only either way. train_a3c takes "learner" for recurrent archs and
+  // programs' own agents unless the flag is given.
+  std::string train_sides = "both";
   bool TrainsBothSides() const { return train_sides == "both"; }
 
   // Throws InvalidOption naming the field, the value and what is accepted.
