@@ -30,6 +30,9 @@ trap 'rm -rf "$work"' EXIT
 TTT_STEPS=${TTT_STEPS:-15000000}
 C4_STEPS=${C4_STEPS:-100000000}
 EVAL=${EVAL:-1000000}
+# The published tables were made with the learner's side trained (before
+# --train-sides both became the default); TRAIN_SIDES=both for the new one.
+TRAIN_SIDES=${TRAIN_SIDES:-learner}
 games=${GAMES:-"TicTacToe ConnectFour"}
 settings=${SETTINGS:-"defaults mix"}
 # The opponent mix per game: TicTacToe trains partly against random and the
@@ -97,6 +100,7 @@ for game in $games; do
     start=$(date +%s.%N)
     "$bin" --env "$game" --processes 2 --steps "$steps" --seed "$seed" \
       --eval-interval "$EVAL" --eval-n-runs 200 --act-deterministically \
+      --train-sides "$TRAIN_SIDES" \
       "${extra[@]}" --outdir "$out" --quiet > "$work/log" 2>&1 ||
       { cat "$work/log" >&2; exit 1; }
     end=$(date +%s.%N)

@@ -110,6 +110,12 @@ void StoreResumedOptions(po::variables_map& vm,
                       " is unreadable: " + e.what());
     }
   }
+  // Runs from before --train-sides trained the learner's side: resumed,
+  // they go on so.
+  if (saved.count("train-sides") == 0 &&
+      (vm.count("train-sides") == 0 || vm["train-sides"].defaulted())) {
+    AppendOptionTokens(desc, "train-sides", "learner", &tokens);
+  }
   StoreOptionTokens(tokens, desc, vm);
   f->resume_run = run.string();
   f->resume_saved = saved;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -238,6 +239,24 @@ TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
   EXPECT_EQ(ReadLines(run / "command.txt"), command_before);
   EXPECT_EQ(ReadLines(run / "args.json"), args_before);
   EXPECT_EQ(ReadLines(run / "scores.txt"), scores_before);
+
+  // A run from before --train-sides (its args.json without the key)
+  // trained the learner's side: resumed, it goes on so.
+  {
+    std::string args;
+    for (const std::string& line : args_before) {
+      if (line.find("\"train-sides\"") == std::string::npos) {
+        args += line + "\n";
+      }
+    }
+    ASSERT_LT(args.size(), testing::ReadFile(run / "args.json").size());
+    std::ofstream(run / "args.json") << args;
+  }
+  const ProcessRun old =
+      TrainA3C("--resume " + (run / "6500_checkpoint").string() +
+               " --steps 6700 --processes 1 --quiet");
+  ASSERT_EQ(old.status, 0) << old.output;
+  EXPECT_EQ(RecordedOption(run, "train-sides"), "learner");
 
   // --demo plays the saved agent against every opponent, both sides.
   const ProcessRun demo =
