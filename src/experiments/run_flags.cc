@@ -450,6 +450,13 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
       (!context.a3c_agent || recurrent)) {
     f.self_play.train_sides = "learner";
   }
+  // Asked for, it is refused before anything is written (a program's own
+  // agent is checked by the trainer: TrainerExtension::CheckAgent).
+  Require(FindSelfPlayEnv(env) == nullptr || !recurrent ||
+              !f.self_play.TrainsBothSides(),
+          "train-sides", f.self_play.train_sides,
+          "learner (both: a recurrent arch's state would run through both "
+          "players' turns)");
   if (context.a3c_agent) CheckAlgorithm(f);
   if (context.a3c_agent && f.agent.normalize_observations) {
     CheckNormalizeObservations(env, f);

@@ -231,15 +231,6 @@ class TrainerRun {
     CheckCheckpointFits(obs, act);
     // Built before anything is written: a program's extension may refuse.
     const Extensions extensions = AssembleExtensions();
-    try {
-      // What the extensions ask of the options and the agent (e.g.
-      // --train-sides both of a recurrent arch), refused as flags.
-      CheckExtensions(f_.train, EnvFactory(fault), AgentFactory(obs, act),
-                      extensions);
-    } catch (const InvalidOption& e) {
-      throw FlagError("--" + FlagName(e.field()) + "=" + e.value() +
-                      " is invalid; accepted: " + e.accepted());
-    }
     if (!f_.resume.empty()) {
       // A resume whose options change scores.txt's columns is refused
       // before command.txt and args.json are rewritten.

@@ -539,15 +539,6 @@ std::vector<std::string> ConfiguredScoreColumns(const TrainOptions& options,
   return columns;
 }
 
-void CheckExtensions(const TrainOptions& options, const MakeEnvFn& make_env,
-                     const MakeAgentFn& make_agent,
-                     const Extensions& extensions) {
-  std::unique_ptr<Agent> agent = make_agent(0);
-  std::unique_ptr<Env> probe = ProbeEnv(make_env);
-  if (!agent || !probe) return;  // TrainAgentAsync says what is wrong.
-  ConfiguredScoreColumns(options, *probe, *agent, extensions);
-}
-
 void CheckScoresTable(const TrainOptions& options, const MakeEnvFn& make_env,
                       const MakeAgentFn& make_agent,
                       const Extensions& extensions) {

@@ -64,15 +64,6 @@ std::vector<std::string> ConfiguredScoreColumns(const TrainOptions& options,
                                                 Env& probe, Agent& agent,
                                                 const Extensions& extensions);
 
-// Configures the extensions with `options` and lets them check the agent
-// (TrainerExtension::Configure, CheckAgent), as TrainAgentAsync does before
-// it writes anything; throws what they throw (InvalidOption for an option
-// that does not fit). Builds an agent and an environment. A program calls
-// it to refuse such options before it writes files of its own.
-void CheckExtensions(const TrainOptions& options, const MakeEnvFn& make_env,
-                     const MakeAgentFn& make_agent,
-                     const Extensions& extensions);
-
 // Throws std::invalid_argument when options.outdir holds a scores.txt whose
 // header is not the one this run would write (AsyncEvaluator::CheckHeader).
 // TrainAgentAsync checks it before it writes anything; a program that

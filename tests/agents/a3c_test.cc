@@ -161,10 +161,15 @@ TEST_F(A3CTest, TurnPassesNegateTheSuccessorsValue) {
   // R1 = 0.25 + 0.5 * -V(s2) = -0.25; R0 = 0 + 0.5 * -R1 = 0.125.
   EXPECT_NEAR(agent.last_update().returns[1], -0.25, 1e-6);
   EXPECT_NEAR(agent.last_update().returns[0], 0.125, 1e-6);
-  // The next rollout starts without passes.
-  agent.BatchActAndTrain(View(s0), 1);
-  agent.BatchObserveAndTrain(View(s2), {0.0}, {0}, {1}, false);
-  EXPECT_NEAR(agent.last_update().returns[0], 0.5, 1e-6);
+  // The same rows without passes: R1 = 0.25 + 0.5 * 1, R0 = 0.5 * R1.
+  A3C plain(std::make_shared<LinearModelImpl>(), Box(2), Space::Discrete(2),
+            options);
+  plain.BatchActAndTrain(View(s0), 1);
+  plain.BatchObserveAndTrain(View(s1), {0.0}, {0}, {0}, false);
+  plain.BatchActAndTrain(View(s1), 1);
+  plain.BatchObserveAndTrain(View(s2), {0.25}, {0}, {1}, false);
+  EXPECT_NEAR(plain.last_update().returns[1], 0.75, 1e-6);
+  EXPECT_NEAR(plain.last_update().returns[0], 0.375, 1e-6);
 }
 
 TEST_F(A3CTest, BatchedEnvironmentsKeepEpisodesApart) {
