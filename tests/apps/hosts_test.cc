@@ -23,6 +23,7 @@
 #include "../experiments/test_helpers.h"
 #include "asyncrl/experiments/hosts/hosts_options.h"
 #include "asyncrl/experiments/hosts/step_leases.h"
+#include "asyncrl/experiments/hosts/transport.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "spawned.h"
 
@@ -648,6 +649,49 @@ TEST(StepLeasesTest, EveryStepNumberIsTakenExactlyOnce) {
   }
   for (int64_t t = 1; t <= kSteps; ++t) EXPECT_EQ(taken[t], 1) << t;
   EXPECT_EQ(partial, 1);  // Only the very last claim is short.
+}
+
+// A connection that sent one byte of a request and nothing more blocks
+// LibTorch 1.13's store for everybody. A client connected after it (the
+// store serves it only after the blocking one) gets an error within the
+// timeout, however soon it asks: a host's coordinator and a worker's
+// leases alike; before ConnectStore armed the receive timeout, their first
+// request (an add) waited forever.
+TEST(StoreClientTest, AStoreBlockedBeforeTheFirstRequestTimesOut) {
+  DistOptions options;
+  options.nnodes = 2;
+  options.master_addr = "127.0.0.1:" + std::to_string(FreePort());
+  options.timeout = 1;
+  c10::intrusive_ptr<c10d::TCPStore> server = ConnectStore(options, true);
+  const int stray = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(options.Port()));
+  ASSERT_EQ(connect(stray, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)),
+            0);
+  const char zero = 0;
+  ASSERT_EQ(send(stray, &zero, 1, 0), 1);
+  try {
+    ConnectStore(options, false);
+    ADD_FAILURE() << "a client of a blocked store connected";
+  } catch (const std::exception& e) {
+    EXPECT_TRUE(StoreWentSilent(FirstLine(e.what()))) << e.what();
+  }
+  try {
+    StepLeases leases(options, 100);
+    ADD_FAILURE() << "a worker's leases connected to a blocked store";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "a request for steps failed: rank 0's store at " +
+                  options.master_addr +
+                  " accepts connections but did not answer within 1 s"),
+              std::string::npos)
+        << e.what();
+  }
+  // The stray gone, the store serves again (and stops when destroyed).
+  close(stray);
+  EXPECT_EQ(ConnectStore(options, false)->add("asyncrl/test", 1), 1);
 }
 
 TEST(DistOptionsTest, AddressesAndHostLocalOptions) {

@@ -15,6 +15,17 @@ namespace {
 // A lease lasts about this long at the worker's pace.
 constexpr double kLeaseSeconds = 0.05;
 
+// What a worker reports when the store did not grant it steps.
+std::runtime_error RequestFailed(const DistOptions& options,
+                                 const std::exception& e) {
+  const std::string what = FirstLine(e.what());
+  return std::runtime_error(
+      "a request for steps failed: " +
+      (StoreWentSilent(what) && MasterAccepts(options, 1.0)
+           ? SilentStoreMessage(options, /*own=*/false)
+           : what));
+}
+
 }  // namespace
 
 struct StepLeases::Impl {
@@ -31,7 +42,11 @@ struct StepLeases::Impl {
 StepLeases::StepLeases(const DistOptions& options, int64_t steps)
     : impl_(std::make_unique<Impl>()) {
   impl_->options = options;
-  impl_->store = ConnectStore(options, /*server=*/false);
+  try {
+    impl_->store = ConnectStore(options, /*server=*/false);
+  } catch (const std::exception& e) {
+    throw RequestFailed(options, e);
+  }
   impl_->steps = steps;
 }
 
@@ -65,12 +80,7 @@ int64_t StepLeases::Claim(int64_t want, int64_t* granted) {
     try {
       after = s.store->add(kStepKey, size);
     } catch (const std::exception& e) {
-      const std::string what = FirstLine(e.what());
-      throw std::runtime_error(
-          "a request for steps failed: " +
-          (StoreWentSilent(what) && MasterAccepts(s.options, 1.0)
-               ? SilentStoreMessage(s.options, /*own=*/false)
-               : what));
+      throw RequestFailed(s.options, e);
     }
     const int64_t begin = after - size;
     if (begin >= s.steps) {

@@ -130,8 +130,9 @@ c10::intrusive_ptr<c10d::TCPStore> ConnectStore(const DistOptions& options,
   o.isServer = server;
   o.waitWorkers = false;  // Workers' lease clients connect too.
   o.timeout = Millis(options.timeout);
+  c10::intrusive_ptr<c10d::TCPStore> store;
   try {
-    return c10::make_intrusive<c10d::TCPStore>(options.Host(), o);
+    store = c10::make_intrusive<c10d::TCPStore>(options.Host(), o);
   } catch (const std::exception& e) {
     if (server && std::string(e.what()).find("Address already in use") !=
                       std::string::npos) {
@@ -143,6 +144,21 @@ c10::intrusive_ptr<c10d::TCPStore> ConnectStore(const DistOptions& options,
     }
     throw;
   }
+  // LibTorch 1.13's client sets its socket's receive timeout only in wait()
+  // and get(): until then a request to a store that never answers (blocked
+  // by a connection that stopped mid-request) waits forever. An empty
+  // wait() sets it, and a store that serves answers it at once; a silent
+  // one makes it throw c10d's "Socket Timeout" after the timeout.
+  try {
+    store->wait({}, o.timeout);
+  } catch (const std::exception&) {
+    // Destroying rank 0's store would join its thread, held by the
+    // blocking connection: left to the process's end, like every store
+    // (~HostGroup).
+    (void)store.release();
+    throw;
+  }
+  return store;
 }
 
 bool StoreWentSilent(const std::string& what) {

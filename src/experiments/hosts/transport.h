@@ -46,7 +46,10 @@ class RendezvousRefused : public std::runtime_error {
 // the others wait until it listens (TCPStore's own client retries a
 // refused connection only once a second) and connect: nothing listening
 // within the timeout is a std::runtime_error that says so, before c10d
-// waits a second timeout. Otherwise throws what c10d throws.
+// waits a second timeout. Every request of the store returned gets an
+// answer within the timeout or throws (StoreWentSilent); a store that is
+// silent already makes ConnectStore throw so. Otherwise throws what c10d
+// throws.
 c10::intrusive_ptr<c10d::TCPStore> ConnectStore(const DistOptions& options,
                                                 bool server);
 
