@@ -10,6 +10,7 @@
 //    off.
 #include <benchmark/benchmark.h>
 
+#include "agent_loop_bench.h"
 #include "asyncrl/agents/a3c.h"
 #include "asyncrl/agents/torch_setup.h"
 #include "asyncrl/envs/registry.h"
@@ -41,38 +42,7 @@ void BM_AgentEnvLoop(benchmark::State& state) {
   const char* arch = state.range(3) == 0 ? "fc-softmax" : "fc-softmax-lstm";
   state.SetLabel(arch);
   auto agent = MakeAgent(0, state.range(2) != 0, arch);
-  std::vector<std::unique_ptr<Env>> envs;
-  const int64_t obs_size = 4;
-  std::vector<float> obs(k * obs_size), next(k * obs_size);
-  std::vector<double> rewards(k);
-  std::vector<uint8_t> terminal(k), ended(k);
-  for (int64_t j = 0; j < k; ++j) {
-    envs.push_back(MakeEnv("CartPole-v1"));
-    FloatView o = envs[j]->Reset(j);
-    std::copy(o.data, o.data + obs_size, obs.begin() + j * obs_size);
-  }
-  for (auto _ : state) {
-    const auto& actions =
-        agent->BatchActAndTrain({obs.data(), k * obs_size}, k);
-    for (int64_t j = 0; j < k; ++j) {
-      ScopedTimer timer("env_step");
-      const StepResult r = envs[j]->Step(actions[j]);
-      std::copy(r.observation.data, r.observation.data + obs_size,
-                next.begin() + j * obs_size);
-      rewards[j] = r.reward * 0.01;
-      terminal[j] = r.terminated;
-      ended[j] = r.Done();
-    }
-    agent->BatchObserveAndTrain({next.data(), k * obs_size}, rewards, terminal,
-                                ended, /*end_rollout=*/false);
-    for (int64_t j = 0; j < k; ++j) {
-      FloatView o = ended[j] ? envs[j]->Reset()
-                             : FloatView{next.data() + j * obs_size, obs_size};
-      std::copy(o.data, o.data + obs_size, obs.begin() + j * obs_size);
-    }
-  }
-  state.counters["steps_per_s"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * k), benchmark::Counter::kIsRate);
+  RunAgentLoop(state, *agent, "CartPole-v1", k, /*reward_scale=*/0.01);
   TimerTree::Process().set_enabled(true);
   TimerTree::Process().Clear();
 }

@@ -10,14 +10,20 @@
 //    rusage. pinned 0: the worker keeps glibc's initial 128 KiB thresholds
 //    (what a train_a3c --quiet worker inherited before the trainer pinned
 //    them); 1: PinHeapThresholds, as every worker now does.
+//  - BM_BreakoutBatchLoop/arch/envs/fast: one agent and `envs`
+//    environments in one process (no trainer, timers off), environment steps
+//    per second, minatar-conv with the fast path (agents/dense_path.h) on
+//    (fast 1) or off (0, LibTorch; minatar-conv-lstm always).
 // arch 0 = minatar-conv (feed-forward), 1 = minatar-conv-lstm.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 #include <sys/resource.h>
 
+#include "agent_loop_bench.h"
 #include "asyncrl/agents/a3c.h"
 #include "asyncrl/agents/torch_setup.h"
 #include "asyncrl/envs/registry.h"
+#include "asyncrl/misc/timers.h"
 #include "bench_main.h"
 #include "trainer_bench.h"
 
@@ -30,11 +36,13 @@ std::string Arch(int64_t index) {
   return index == 0 ? "minatar-conv" : "minatar-conv-lstm";
 }
 
-std::unique_ptr<A3C> MakeAgent(const std::string& arch, int idx) {
+std::unique_ptr<A3C> MakeAgent(const std::string& arch, int idx,
+                               bool fast = true) {
   torch::manual_seed(0);
   auto probe = MakeEnv(kEnv);
   A3COptions options;
   options.seed = static_cast<uint64_t>(idx);
+  options.no_fast_path = !fast;
   return std::make_unique<A3C>(
       DefaultModelRegistry().Make(arch, probe->ObservationSpace(),
                                   probe->ActionSpace()),
@@ -63,6 +71,23 @@ void BM_BreakoutAgentLoop(benchmark::State& state) {
       static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_BreakoutAgentLoop)->ArgName("arch")->Arg(0)->Arg(1)->UseRealTime();
+
+void BM_BreakoutBatchLoop(benchmark::State& state) {
+  ConfigureTorchForFork();
+  const std::string arch = Arch(state.range(0));
+  const int64_t k = state.range(1);
+  const bool fast = state.range(2) != 0;
+  TimerTree::Process().set_enabled(false);
+  auto agent = MakeAgent(arch, 0, fast);
+  state.SetLabel(arch + (agent->fast_path() ? " fast path" : " LibTorch"));
+  RunAgentLoop(state, *agent, kEnv, k);
+  TimerTree::Process().set_enabled(true);
+  TimerTree::Process().Clear();
+}
+BENCHMARK(BM_BreakoutBatchLoop)
+    ->ArgNames({"arch", "envs", "fast"})
+    ->ArgsProduct({{0}, {1, 16}, {1, 0}})
+    ->UseRealTime();
 
 void BM_BreakoutTrainer(benchmark::State& state) {
   ConfigureTorchForFork();

@@ -164,7 +164,7 @@ ActorCriticAgent::ActorCriticAgent(std::shared_ptr<ActorCriticModel> model,
   }
   local_ = std::make_unique<FlatParameters>(*model_);
   if (!options.no_fast_path) {
-    backend_ = MakeDenseBackend(*model_, *local_, action_mask_);
+    backend_ = MakeDenseBackend(*model_, *local_, obs_size_, action_mask_);
   }
   if (backend_ == nullptr) {
     backend_ = MakeTorchBackend(model_, obs_size_, action_mask_);

@@ -63,6 +63,10 @@ TORCH_MODULE(Scale);
 struct Trunk {
   torch::nn::Sequential net{nullptr};
   int64_t features = 0;
+  // Whether agents take the fast path (agents/dense_path.h) for a model on
+  // this trunk, when it can describe it; false where LibTorch measured
+  // faster (BoardTrunk).
+  bool fast_path = true;
 };
 
 // MinAtar's baseline body (Young & Tian, 2019): a 3x3 convolution with 16
@@ -98,6 +102,12 @@ class TrunkActorCriticImpl : public ActorCriticModel {
   TrunkActorCriticImpl(Trunk trunk, int64_t n_actions);
   PolicyKind Kind() const override { return PolicyKind::kCategorical; }
   ModelOutput Forward(const torch::Tensor& obs) override;
+  // The fast path's description when the trunk is made of the modules it
+  // computes (Columns from 0 or Scale, then ImageView, Conv2d, ReLU,
+  // Flatten, Linear; every Conv2d and Linear followed by a ReLU).
+  std::optional<DenseDescription> Describe() const override;
+  // The same whether or not the trunk takes the fast path (tests).
+  std::optional<DenseDescription> DescribeTrunk() const;
   std::optional<ScriptedOutput> Script(ScriptWriter& writer,
                                        const std::string& obs,
                                        const std::string& state) const override;
@@ -106,6 +116,7 @@ class TrunkActorCriticImpl : public ActorCriticModel {
   torch::nn::Sequential trunk_{nullptr};
   torch::nn::Linear pi_{nullptr};
   torch::nn::Linear v_{nullptr};
+  bool fast_path_ = true;
 };
 TORCH_MODULE(TrunkActorCritic);
 

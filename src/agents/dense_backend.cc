@@ -1,6 +1,8 @@
 // The fast path as a back end (agents/policy_backend.h): DenseActorCritic
 // (agents/dense_path.h) on the flat parameters.
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "asyncrl/agents/dense_path.h"
 #include "asyncrl/agents/policy_backend.h"
@@ -92,10 +94,20 @@ class DenseBackend : public PolicyBackend {
 
 std::unique_ptr<PolicyBackend> MakeDenseBackend(const ActorCriticModel& model,
                                                 FlatParameters& flat,
+                                                int64_t obs_size,
                                                 int64_t action_mask) {
   const auto description = model.Describe();
   if (!description) return nullptr;
   DenseLayout layout = DenseLayout::Of(*description, flat);
+  // An MLP reads the whole observation; a trunk its first floats (a board
+  // game's planes, its action mask after them).
+  if (layout.has_trunk() ? obs_size < layout.row_size
+                         : obs_size != layout.row_size) {
+    throw std::logic_error(
+        "MakeDenseBackend: the model reads " + std::to_string(layout.row_size) +
+        " floats of observations of " + std::to_string(obs_size));
+  }
+  layout.row_size = obs_size;
   layout.action_mask = action_mask;
   return std::make_unique<DenseBackend>(layout);
 }

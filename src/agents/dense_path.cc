@@ -108,6 +108,54 @@ std::vector<double> ToDoubles(const torch::Tensor& t, int64_t n,
   return {d.data_ptr<double>(), d.data_ptr<double>() + n};
 }
 
+// The convolutions of a trunk over a `image` ([C, H, W]) input, chained.
+std::vector<DenseLayout::Conv> Convs(
+    const std::vector<DenseDescription::Conv>& described,
+    const std::vector<int64_t>& image, FlatParameters& flat, int64_t* covered) {
+  if (image.size() != 3 || image[0] <= 0 || image[1] <= 0 || image[2] <= 0) {
+    throw std::logic_error("DenseLayout: the trunk's image is not [C, H, W]");
+  }
+  if (described.empty()) {
+    throw std::logic_error("DenseLayout: the trunk has no convolution");
+  }
+  std::vector<DenseLayout::Conv> convs;
+  int64_t c = image[0], h = image[1], w = image[2];
+  for (size_t l = 0; l < described.size(); ++l) {
+    const auto& d = described[l];
+    const std::string what = "conv " + std::to_string(l);
+    if (!d.weight.defined() || d.weight.dim() != 4 || d.weight.size(1) != c ||
+        d.weight.size(2) != d.weight.size(3) || d.stride < 1 || d.padding < 0) {
+      throw std::logic_error("DenseLayout: " + what + " weight is not [out, " +
+                             std::to_string(c) +
+                             ", k, k], or its stride or padding is invalid");
+    }
+    DenseLayout::Conv conv;
+    conv.in_channels = c;
+    conv.out_channels = d.weight.size(0);
+    conv.kernel = d.weight.size(2);
+    conv.stride = d.stride;
+    conv.padding = d.padding;
+    conv.in_h = h;
+    conv.in_w = w;
+    if (h + 2 * conv.padding < conv.kernel ||
+        w + 2 * conv.padding < conv.kernel) {
+      throw std::logic_error("DenseLayout: " + what + "'s kernel is larger " +
+                             "than its padded input");
+    }
+    conv.out_h = (h + 2 * conv.padding - conv.kernel) / conv.stride + 1;
+    conv.out_w = (w + 2 * conv.padding - conv.kernel) / conv.stride + 1;
+    const int64_t weights = conv.out_channels * conv.patch();
+    conv.weight = OffsetIn(d.weight, flat, what + " weight", weights);
+    conv.bias = OffsetIn(d.bias, flat, what + " bias", conv.out_channels);
+    *covered += weights + conv.out_channels;
+    convs.push_back(conv);
+    c = conv.out_channels;
+    h = conv.out_h;
+    w = conv.out_w;
+  }
+  return convs;
+}
+
 }  // namespace
 
 DenseLayout DenseLayout::Of(const DenseDescription& description,
@@ -116,9 +164,30 @@ DenseLayout DenseLayout::Of(const DenseDescription& description,
   layout.kind = description.kind;
   layout.tanh = description.tanh;
   int64_t covered = 0;
+  int64_t features = 0;  // What pi and v read.
+  if (!description.image.empty()) {
+    layout.input_scale = description.input_scale;
+    layout.convs = Convs(description.convs, description.image, flat, &covered);
+    layout.trunk = Layers(description.trunk, flat, "trunk", &covered);
+    if (layout.trunk.front().in != layout.convs.back().out_size()) {
+      throw std::logic_error(
+          "DenseLayout: the trunk's first dense layer takes " +
+          std::to_string(layout.trunk.front().in) + " inputs after " +
+          std::to_string(layout.convs.back().out_size()) + " outputs");
+    }
+    features = layout.trunk.back().out;
+    layout.row_size = layout.convs.front().in_size();
+  } else if (!description.convs.empty() || !description.trunk.empty()) {
+    throw std::logic_error("DenseLayout: a trunk without an image");
+  }
   layout.pi = Layers(description.pi, flat, "pi", &covered);
   layout.v = Layers(description.v, flat, "v", &covered);
-  if (layout.pi.front().in != layout.v.front().in || layout.v.back().out != 1) {
+  if (features == 0) {
+    features = layout.pi.front().in;
+    layout.row_size = features;
+  }
+  if (layout.pi.front().in != features || layout.v.front().in != features ||
+      layout.v.back().out != 1) {
     throw std::logic_error(
         "DenseLayout: the pi and v MLPs must read the same input and v must "
         "end in one output");
@@ -142,14 +211,15 @@ template <typename T>
 DenseActorCritic<T>::DenseActorCritic(DenseLayout layout)
     : layout_(std::move(layout)),
       pi_acts_(layout_.pi.size()),
-      v_acts_(layout_.v.size()) {}
+      v_acts_(layout_.v.size()),
+      conv_acts_(layout_.convs.size()),
+      trunk_acts_(layout_.trunk.size()) {}
 
 template <typename T>
 void DenseActorCritic<T>::ForwardMlp(
-    const std::vector<DenseLayout::Layer>& layers, const T* params,
-    const T* obs, int64_t rows, int64_t first_row,
-    std::vector<std::vector<T>>* acts) {
-  const T* x = obs;
+    const std::vector<DenseLayout::Layer>& layers, const T* params, const T* x,
+    int64_t rows, int64_t first_row, std::vector<std::vector<T>>* acts,
+    bool relu_all) {
   for (size_t l = 0; l < layers.size(); ++l) {
     const DenseLayout::Layer& layer = layers[l];
     std::vector<T>& out = (*acts)[l];
@@ -167,9 +237,9 @@ void DenseActorCritic<T>::ForwardMlp(
       Gemm(false, true, rows, layer.out, layer.in, x, layer.in, w, layer.in,
            /*accumulate=*/true, y, layer.out);
     }
-    if (l + 1 < layers.size()) {
+    if (relu_all || l + 1 < layers.size()) {
       const int64_t count = rows * layer.out;
-      if (layout_.tanh) {
+      if (!relu_all && layout_.tanh) {
         for (int64_t i = 0; i < count; ++i) y[i] = std::tanh(y[i]);
       } else {
         for (int64_t i = 0; i < count; ++i) y[i] = std::max(y[i], T{0});
@@ -179,15 +249,118 @@ void DenseActorCritic<T>::ForwardMlp(
   }
 }
 
+// The output columns [lo, hi) whose input column ox * stride - padding +
+// offset lies in [0, in): the others read the zero padding.
+std::pair<int64_t, int64_t> Inside(int64_t offset, int64_t padding,
+                                   int64_t stride, int64_t in, int64_t out) {
+  const int64_t first = padding - offset;  // ox * stride >= first.
+  const int64_t lo = first <= 0 ? 0 : (first + stride - 1) / stride;
+  const int64_t last = in - 1 + padding - offset;  // ox * stride <= last.
+  const int64_t hi = last < 0 ? 0 : std::min(out, last / stride + 1);
+  return {std::min(lo, hi), hi};
+}
+
+template <typename T>
+void DenseActorCritic<T>::Im2Col(size_t l, const T* in, int64_t stride,
+                                 int64_t rows) {
+  const DenseLayout::Conv& c = layout_.convs[l];
+  const int64_t positions = c.positions();
+  const int64_t n = rows * positions;
+  cols_.resize(static_cast<size_t>(c.patch() * n));
+  // The first convolution reads the observation times the input scale, as
+  // LibTorch's Scale module does before it.
+  const T scale = l == 0 ? static_cast<T>(layout_.input_scale) : T{1};
+  const int64_t k = c.kernel;
+  for (int64_t ci = 0; ci < c.in_channels; ++ci) {
+    for (int64_t ky = 0; ky < k; ++ky) {
+      for (int64_t kx = 0; kx < k; ++kx) {
+        T* col = cols_.data() + ((ci * k + ky) * k + kx) * n;
+        const auto [lo, hi] = Inside(kx, c.padding, c.stride, c.in_w, c.out_w);
+        for (int64_t r = 0; r < rows; ++r) {
+          const T* image = in + r * stride + ci * c.in_h * c.in_w;
+          T* dst = col + r * positions;
+          for (int64_t oy = 0; oy < c.out_h; ++oy) {
+            const int64_t iy = oy * c.stride - c.padding + ky;
+            T* out = dst + oy * c.out_w;
+            if (iy < 0 || iy >= c.in_h) {
+              std::fill(out, out + c.out_w, T{0});
+              continue;
+            }
+            // Input column of output column ox: base + ox * stride (>= 0
+            // for ox in [lo, hi); base itself may be negative).
+            const int64_t base = iy * c.in_w - c.padding + kx;
+            std::fill(out, out + lo, T{0});
+            if (c.stride == 1) {
+              for (int64_t ox = lo; ox < hi; ++ox) {
+                out[ox] = image[base + ox] * scale;
+              }
+            } else {
+              for (int64_t ox = lo; ox < hi; ++ox) {
+                out[ox] = image[base + ox * c.stride] * scale;
+              }
+            }
+            std::fill(out + hi, out + c.out_w, T{0});
+          }
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void DenseActorCritic<T>::ForwardTrunk(const T* params, const T* obs,
+                                       int64_t rows, int64_t first_row) {
+  const T* in = obs;
+  int64_t stride = layout_.row_size;
+  for (size_t l = 0; l < layout_.convs.size(); ++l) {
+    const DenseLayout::Conv& c = layout_.convs[l];
+    const int64_t positions = c.positions();
+    const int64_t n = rows * positions;
+    Im2Col(l, in, stride, rows);
+    // [out channels, rows * positions] = W [out, patch] x columns.
+    conv_out_.resize(static_cast<size_t>(c.out_channels * n));
+    Gemm(false, false, c.out_channels, n, c.patch(), params + c.weight,
+         c.patch(), cols_.data(), n, /*accumulate=*/false, conv_out_.data(), n);
+    // Bias and ReLU into the rows' [channel, position] layout.
+    std::vector<T>& out = conv_acts_[l];
+    out.resize(static_cast<size_t>((first_row + rows) * c.out_size()));
+    T* y = out.data() + first_row * c.out_size();
+    for (int64_t co = 0; co < c.out_channels; ++co) {
+      const T b = params[c.bias + co];
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* src = conv_out_.data() + co * n + r * positions;
+        T* dst = y + r * c.out_size() + co * positions;
+        for (int64_t p = 0; p < positions; ++p) {
+          dst[p] = std::max(src[p] + b, T{0});
+        }
+      }
+    }
+    in = y;
+    stride = c.out_size();
+  }
+  ForwardMlp(layout_.trunk, params, in, rows, first_row, &trunk_acts_,
+             /*relu_all=*/true);
+}
+
+template <typename T>
+const T* DenseActorCritic<T>::HeadInput(const T* obs) const {
+  return layout_.has_trunk() ? trunk_acts_.back().data() : obs;
+}
+
 template <typename T>
 void DenseActorCritic<T>::Forward(const T* params, const T* obs, int64_t rows,
                                   int64_t first_row, bool with_policy) {
   ASYNCRL_CHECK_GE(first_row, 0);
   ASYNCRL_CHECK_LE(first_row, rows_);
   rows_ = first_row + rows;
-  ForwardMlp(layout_.v, params, obs, rows, first_row, &v_acts_);
+  const T* x = obs;
+  if (layout_.has_trunk()) {
+    ForwardTrunk(params, obs, rows, first_row);
+    x = HeadInput(obs) + first_row * layout_.trunk.back().out;
+  }
+  ForwardMlp(layout_.v, params, x, rows, first_row, &v_acts_, false);
   if (!with_policy) return;
-  ForwardMlp(layout_.pi, params, obs, rows, first_row, &pi_acts_);
+  ForwardMlp(layout_.pi, params, x, rows, first_row, &pi_acts_, false);
   if (layout_.kind == PolicyKind::kCategorical) {
     if (layout_.action_mask > 0) {
       const int64_t n = layout_.policy_size();
@@ -290,14 +463,14 @@ void DenseActorCritic<T>::OutputGradient(const T* params, const T* obs,
 template <typename T>
 void DenseActorCritic<T>::BackwardMlp(
     const std::vector<DenseLayout::Layer>& layers, const T* params,
-    const T* obs, int64_t rows, const std::vector<std::vector<T>>& acts,
-    const T* d_out, T* grads) {
+    const T* input, int64_t rows, const std::vector<std::vector<T>>& acts,
+    const T* d_out, bool relu_hidden, T* grads, T* d_input, bool add_input) {
   const T* dy = d_out;
   for (size_t l = layers.size(); l-- > 0;) {
     const DenseLayout::Layer& layer = layers[l];
-    // The layer's input: the observations, or the previous layer's output
-    // (rows beyond `rows` are never read: the matrices are row-major).
-    const T* x = l == 0 ? obs : acts[l - 1].data();
+    // The layer's input: the MLP's, or the previous layer's output (rows
+    // beyond `rows` are never read: the matrices are row-major).
+    const T* x = l == 0 ? input : acts[l - 1].data();
     // dW = dY^T X, db = the column sums of dY.
     Gemm(true, false, layer.out, layer.in, rows, dy, layer.out, x, layer.in,
          /*accumulate=*/false, grads + layer.weight, layer.in);
@@ -307,14 +480,20 @@ void DenseActorCritic<T>::BackwardMlp(
       const T* row = dy + r * layer.out;
       for (int64_t j = 0; j < layer.out; ++j) db[j] += row[j];
     }
-    if (l == 0) break;
+    if (l == 0) {
+      if (d_input != nullptr) {
+        Gemm(false, false, rows, layer.in, layer.out, dy, layer.out,
+             params + layer.weight, layer.in, add_input, d_input, layer.in);
+      }
+      break;
+    }
     // dX = dY W, then through the activation that produced X.
     d_next_.resize(static_cast<size_t>(rows * layer.in));
     Gemm(false, false, rows, layer.in, layer.out, dy, layer.out,
          params + layer.weight, layer.in, /*accumulate=*/false, d_next_.data(),
          layer.in);
     const int64_t count = rows * layer.in;
-    if (layout_.tanh) {
+    if (!relu_hidden) {
       T* d = d_next_.data();
       for (int64_t i = 0; i < count; ++i) d[i] *= T{1} - x[i] * x[i];
     } else {
@@ -348,8 +527,92 @@ void DenseActorCritic<T>::Backward(const T* params, const T* obs, int64_t rows,
     }
     d_pi = d_raw_.data();
   }
-  BackwardMlp(layout_.pi, params, obs, rows, pi_acts_, d_pi, grads);
-  BackwardMlp(layout_.v, params, obs, rows, v_acts_, d_values, grads);
+  const T* x = HeadInput(obs);
+  T* d_features = nullptr;
+  if (layout_.has_trunk()) {
+    d_features_.resize(static_cast<size_t>(rows * layout_.trunk.back().out));
+    d_features = d_features_.data();
+  }
+  BackwardMlp(layout_.pi, params, x, rows, pi_acts_, d_pi, !layout_.tanh, grads,
+              d_features, /*add_input=*/false);
+  BackwardMlp(layout_.v, params, x, rows, v_acts_, d_values, !layout_.tanh,
+              grads, d_features, /*add_input=*/true);
+  if (layout_.has_trunk()) BackwardTrunk(params, obs, rows, grads);
+}
+
+template <typename T>
+void DenseActorCritic<T>::BackwardTrunk(const T* params, const T* obs,
+                                        int64_t rows, T* grads) {
+  // Through the ReLU after the trunk's last layer.
+  const T* out = trunk_acts_.back().data();
+  const int64_t count = rows * layout_.trunk.back().out;
+  for (int64_t i = 0; i < count; ++i) {
+    d_features_[i] = out[i] > T{0} ? d_features_[i] : T{0};
+  }
+  const DenseLayout::Conv& last = layout_.convs.back();
+  d_conv_.resize(static_cast<size_t>(rows * last.out_size()));
+  BackwardMlp(layout_.trunk, params, conv_acts_.back().data(), rows,
+              trunk_acts_, d_features_.data(), /*relu_hidden=*/true, grads,
+              d_conv_.data(), /*add_input=*/false);
+  for (size_t l = layout_.convs.size(); l-- > 0;) {
+    const DenseLayout::Conv& c = layout_.convs[l];
+    const int64_t positions = c.positions();
+    const int64_t n = rows * positions;
+    // Through this convolution's ReLU, into [out channels, rows *
+    // positions] (the columns' order), and the bias's gradient.
+    const T* act = conv_acts_[l].data();
+    conv_out_.resize(static_cast<size_t>(c.out_channels * n));
+    T* db = grads + c.bias;
+    for (int64_t co = 0; co < c.out_channels; ++co) {
+      T sum{0};
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t at = r * c.out_size() + co * positions;
+        T* dst = conv_out_.data() + co * n + r * positions;
+        for (int64_t p = 0; p < positions; ++p) {
+          dst[p] = act[at + p] > T{0} ? d_conv_[at + p] : T{0};
+          sum += dst[p];
+        }
+      }
+      db[co] = sum;
+    }
+    // dW = dY columns^T, the columns of this layer's input again.
+    const T* in = l == 0 ? obs : conv_acts_[l - 1].data();
+    Im2Col(l, in, l == 0 ? layout_.row_size : layout_.convs[l - 1].out_size(),
+           rows);
+    Gemm(false, true, c.out_channels, c.patch(), n, conv_out_.data(), n,
+         cols_.data(), n, /*accumulate=*/false, grads + c.weight, c.patch());
+    if (l == 0) break;
+    // d columns = W^T dY, added back over the patches (col2im) into the
+    // previous convolution's output gradient.
+    d_cols_.resize(static_cast<size_t>(c.patch() * n));
+    Gemm(true, false, c.patch(), n, c.out_channels, params + c.weight,
+         c.patch(), conv_out_.data(), n, /*accumulate=*/false, d_cols_.data(),
+         n);
+    d_conv_.assign(static_cast<size_t>(rows * c.in_size()), T{0});
+    const int64_t k = c.kernel;
+    for (int64_t ci = 0; ci < c.in_channels; ++ci) {
+      for (int64_t ky = 0; ky < k; ++ky) {
+        for (int64_t kx = 0; kx < k; ++kx) {
+          const T* col = d_cols_.data() + ((ci * k + ky) * k + kx) * n;
+          const auto [lo, hi] =
+              Inside(kx, c.padding, c.stride, c.in_w, c.out_w);
+          for (int64_t r = 0; r < rows; ++r) {
+            T* image = d_conv_.data() + r * c.in_size() + ci * c.in_h * c.in_w;
+            const T* src = col + r * positions;
+            for (int64_t oy = 0; oy < c.out_h; ++oy) {
+              const int64_t iy = oy * c.stride - c.padding + ky;
+              if (iy < 0 || iy >= c.in_h) continue;
+              const int64_t base = iy * c.in_w - c.padding + kx;
+              const T* from = src + oy * c.out_w;
+              for (int64_t ox = lo; ox < hi; ++ox) {
+                image[base + ox * c.stride] += from[ox];
+              }
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 template class DenseActorCritic<float>;

@@ -1,8 +1,18 @@
 // The fast path for small feed-forward actor-critics: the forward pass and
 // the gradient of the actor-critic loss of a model that DenseDescription
-// describes (agents/models.h: fc-softmax, fc-gaussian), computed with BLAS
-// calls directly on the flat parameter buffer (agents/flat_parameters.h):
-// no autograd, no dispatcher, no tensor allocation.
+// describes (agents/models.h: fc-softmax, fc-gaussian; minatar-conv and
+// atari-conv, whose convolutional trunk pi and v share; board-conv's too,
+// though it stays on LibTorch, faster there),
+// computed with BLAS calls directly on the flat parameter buffer
+// (agents/flat_parameters.h): no autograd, no dispatcher, no tensor
+// allocation once the buffers have grown to a rollout's rows.
+//
+// A convolution is one gemm over all the rows of a call: the input patches
+// laid out as columns (im2col, [C k k, rows * positions]) times the weight
+// [out channels, C k k]; its backward pass is the weight's gradient as one
+// gemm against the same columns (recomputed from the kept input, not
+// kept), and the input's gradient (for a convolution after the first) as
+// one gemm scattered back over the patches (col2im).
 //
 // Why: at the sizes A3C uses (1 to ~100 rows, layers of 64 to 200 units)
 // LibTorch's per-operator cost (dispatch, autograd bookkeeping, allocation:
@@ -13,7 +23,8 @@
 // The semantics are LibTorch's, so the two paths agree to rounding
 // (tests/agents/dense_path_test.cc, and the A3C gradient tests run both):
 // Linear is x W^T + b (the bias written first and the product added, as
-// addmm does); ReLU's gradient at 0 is 0; a Gaussian's mean is
+// addmm does); a convolution's output is flattened channel by channel;
+// ReLU's gradient at 0 is 0; a Gaussian's mean is
 // center + half_range * tanh(raw) with a state-independent log standard
 // deviation; log-probabilities and entropies are the ones of
 // agents/distributions.h, computed in double.
@@ -39,10 +50,35 @@ struct DenseLayout {
     int64_t weight = 0;  // Offset of the [out, in] row-major weight.
     int64_t bias = 0;    // Offset of the [out] bias.
   };
+  struct Conv {
+    int64_t in_channels = 0;
+    int64_t out_channels = 0;
+    int64_t kernel = 0;
+    int64_t stride = 1;
+    int64_t padding = 0;
+    int64_t in_h = 0, in_w = 0;    // Input image size.
+    int64_t out_h = 0, out_w = 0;  // Output image size.
+    int64_t weight = 0;            // Offset of the [out, in, k, k] weight.
+    int64_t bias = 0;              // Offset of the [out] bias.
+
+    int64_t patch() const { return in_channels * kernel * kernel; }
+    int64_t positions() const { return out_h * out_w; }
+    int64_t in_size() const { return in_channels * in_h * in_w; }
+    int64_t out_size() const { return out_channels * positions(); }
+  };
   PolicyKind kind = PolicyKind::kCategorical;
+  // The shared trunk (DenseDescription): none when `convs` and `trunk` are
+  // empty; then pi and v read the observation.
+  double input_scale = 1.0;
+  std::vector<Conv> convs;
+  std::vector<Layer> trunk;
   std::vector<Layer> pi;
   std::vector<Layer> v;
   bool tanh = false;
+  // Floats per observation row: what pi and v read, or the trunk's image;
+  // more when the observation carries columns after it (MakeDenseBackend:
+  // a board game's action mask).
+  int64_t row_size = 0;
   int64_t log_std = -1;  // Offset of the Gaussian's [D] log_std.
   // Categorical: > 0 when the last policy_size() floats of each observation
   // are a legal-action mask (Space::action_mask); Forward sets the illegal
@@ -52,7 +88,8 @@ struct DenseLayout {
   std::vector<double> center;      // Gaussian: [D].
   std::vector<double> half_range;  // Gaussian: [D].
 
-  int64_t obs_size() const { return pi.front().in; }
+  bool has_trunk() const { return !convs.empty() || !trunk.empty(); }
+  int64_t obs_size() const { return row_size; }
   // Logits per row (categorical) or action dimensions (Gaussian).
   int64_t policy_size() const { return pi.back().out; }
 
@@ -118,13 +155,33 @@ class DenseActorCritic {
                 const T* d_values, T* grads);
 
  private:
+  // `x`: the rows' inputs ([rows, layers.front().in]). `relu_all`: ReLU
+  // after every layer (the trunk), else layout_'s activation after the
+  // hidden ones.
   void ForwardMlp(const std::vector<DenseLayout::Layer>& layers,
-                  const T* params, const T* obs, int64_t rows,
-                  int64_t first_row, std::vector<std::vector<T>>* acts);
+                  const T* params, const T* x, int64_t rows, int64_t first_row,
+                  std::vector<std::vector<T>>* acts, bool relu_all);
+  // `d_out`: the gradient at the last layer's output (past its activation,
+  // if any). `d_input` non-null: the gradient with respect to `x` is
+  // written (added, when `add_input`) there.
   void BackwardMlp(const std::vector<DenseLayout::Layer>& layers,
-                   const T* params, const T* obs, int64_t rows,
+                   const T* params, const T* x, int64_t rows,
                    const std::vector<std::vector<T>>& acts, const T* d_out,
-                   T* grads);
+                   bool relu_hidden, T* grads, T* d_input, bool add_input);
+  // The trunk over rows [first_row, first_row + rows) of `obs` (the rows'
+  // observations); its output lands in trunk_acts_.back().
+  void ForwardTrunk(const T* params, const T* obs, int64_t rows,
+                    int64_t first_row);
+  // The trunk's weight gradients from d_features_ (the gradient at its
+  // output, for the first `rows` kept rows).
+  void BackwardTrunk(const T* params, const T* obs, int64_t rows, T* grads);
+  // The columns of the patches of `rows` inputs of conv layer `l` into
+  // cols_ ([patch, rows * positions]); `in` points to the first row's
+  // input, rows `stride` floats apart.
+  void Im2Col(size_t l, const T* in, int64_t stride, int64_t rows);
+  // The input a head reads for kept row 0: the observation or the trunk's
+  // output.
+  const T* HeadInput(const T* obs) const;
 
   DenseLayout layout_;
   int64_t rows_ = 0;  // Rows kept.
@@ -132,8 +189,17 @@ class DenseActorCritic {
   // activation); the last are the logits (or raw means) and the values.
   std::vector<std::vector<T>> pi_acts_;
   std::vector<std::vector<T>> v_acts_;
-  std::vector<T> means_;     // Gaussian: center + half_range * tanh(raw).
-  std::vector<T> squashed_;  // Gaussian: tanh(raw), for the backward pass.
+  // The trunk's outputs for the rows kept, per layer (after the ReLU):
+  // convolutions [rows, out channels * positions], then the dense layers.
+  std::vector<std::vector<T>> conv_acts_;
+  std::vector<std::vector<T>> trunk_acts_;
+  std::vector<T> cols_;        // Im2Col's columns.
+  std::vector<T> conv_out_;    // [out channels, rows * positions].
+  std::vector<T> d_features_;  // d L / d trunk output.
+  std::vector<T> d_conv_;      // [rows, out size]: d L / d a conv's output.
+  std::vector<T> d_cols_;      // [patch, rows * positions].
+  std::vector<T> means_;       // Gaussian: center + half_range * tanh(raw).
+  std::vector<T> squashed_;    // Gaussian: tanh(raw), for the backward pass.
   // Backward's scratch: the gradient flowing down, one layer at a time.
   std::vector<T> d_cur_;
   std::vector<T> d_next_;

@@ -62,20 +62,37 @@ struct UnrollOutput {
   torch::Tensor bootstrap_values;  // [N], outside the graph.
 };
 
-// A model made of two multilayer perceptrons over the observation, one for
-// the policy and one for the value, as the agents' fast path
-// (agents/dense_path.h) computes it without LibTorch. The tensors are the
-// model's own parameters and buffers.
+// A model made of two multilayer perceptrons, one for the policy and one
+// for the value, over the observation or over a trunk they share, as the
+// agents' fast path (agents/dense_path.h) computes it without LibTorch.
+// The tensors are the model's own parameters and buffers.
 struct DenseDescription {
   struct Layer {
     torch::Tensor weight;  // [out, in].
     torch::Tensor bias;    // [out].
   };
+  // A 2-D convolution (square kernel, stride and zero padding; no dilation,
+  // one group), as torch::nn::Conv2d.
+  struct Conv {
+    torch::Tensor weight;  // [out channels, in channels, k, k].
+    torch::Tensor bias;    // [out channels].
+    int64_t stride = 1;
+    int64_t padding = 0;
+  };
   PolicyKind kind = PolicyKind::kCategorical;
+  // The shared trunk (convolutional archs), empty `image` when there is
+  // none: the observation's first C * H * W floats times `input_scale`,
+  // seen as a [C, H, W] image, through `convs` then (flattened channel by
+  // channel, as torch::nn::Flatten) `trunk`, ReLU after every layer; pi and
+  // v read its output.
+  std::vector<int64_t> image;  // [C, H, W].
+  double input_scale = 1.0;
+  std::vector<Conv> convs;
+  std::vector<Layer> trunk;
   std::vector<Layer> pi;  // Input to output; the last gives the policy's
                           // logits (or the Gaussian's unsquashed means).
   std::vector<Layer> v;   // Input to output; the last gives the value.
-  bool tanh = false;      // Hidden activation: tanh, else ReLU.
+  bool tanh = false;      // pi's and v's hidden activation: tanh, else ReLU.
   // Gaussian policies (GaussianHead): log_std [D], center [D], half_range [D].
   torch::Tensor log_std;
   torch::Tensor center;

@@ -14,9 +14,10 @@
 //   (ActorCriticModel::Unroll) and Backward backpropagates through the
 //   graph it kept.
 // - The fast path (dense_backend.cc): models that describe themselves as
-//   two MLPs (fc-softmax, fc-gaussian), computed with BLAS calls on the flat
-//   parameters (agents/dense_path.h); it keeps the activations of the
-//   rollout's steps as they are acted, so Recompute reads them instead of
+//   two MLPs (fc-softmax, fc-gaussian), or two heads on a convolutional
+//   trunk (minatar-conv, atari-conv), computed with BLAS calls
+//   on the flat parameters (agents/dense_path.h); it keeps the activations of
+//   the rollout's steps as they are acted, so Recompute reads them instead of
 //   forwarding again when the parameters did not change.
 // The two compute the same function to rounding (tests/agents/
 // dense_path_test.cc).
@@ -115,9 +116,11 @@ std::unique_ptr<PolicyBackend> MakeTorchBackend(
     int64_t action_mask);
 
 // The fast path for a model that describes itself (ActorCriticModel::
-// Describe), or null when it does not.
+// Describe), or null when it does not; observations of `obs_size` floats
+// (action_mask as for MakeTorchBackend).
 std::unique_ptr<PolicyBackend> MakeDenseBackend(const ActorCriticModel& model,
                                                 FlatParameters& flat,
+                                                int64_t obs_size,
                                                 int64_t action_mask);
 
 }  // namespace asyncrl

@@ -1,5 +1,6 @@
 // The fast path (agents/dense_path.h) against LibTorch, per arch it takes
-// (fc-softmax, fc-gaussian) at the default sizes and a small one: outputs,
+// (fc-softmax, fc-gaussian at the default sizes and a small one;
+// minatar-conv, atari-conv, board-conv): outputs,
 // log-probabilities and entropies in double to ~1e-12 and in float within
 // the float tolerance of gradient_check.h; the backward pass and the loss
 // gradient against autograd in double; acting through the A3C agent with
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "asyncrl/agents/a3c.h"
+#include "asyncrl/agents/conv_models.h"
 #include "asyncrl/agents/distributions.h"
 #include "asyncrl/agents/torch_setup.h"
 #include "gradient_check.h"
@@ -25,7 +27,22 @@ struct ArchCase {
   int64_t obs_size;
   int64_t actions;  // Discrete actions, or Box dimensions.
   std::vector<int64_t> hidden;
+  // A registered arch with a convolutional trunk over `image` (empty: the
+  // fc archs with `hidden`); `mask` floats follow the image (a board game's
+  // planes and action mask).
+  std::string arch;
+  std::vector<int64_t> image;
+  int64_t mask = 0;
 };
+
+// The observation space of a trunk case.
+Space ImageSpace(const ArchCase& c) {
+  if (c.mask == 0) return Space::Box(c.image, 0.0f, 1.0f);
+  Space s = Space::Box({c.obs_size}, 0.0f, 1.0f);
+  s.planes = c.image;
+  s.action_mask = c.mask;
+  return s;
+}
 
 void PrintTo(const ArchCase& c, std::ostream* os) {
   *os << c.name << " obs " << c.obs_size << " actions " << c.actions;
@@ -43,6 +60,9 @@ Space ActionSpace(const ArchCase& c) {
 
 std::shared_ptr<ActorCriticModel> MakeModel(const ArchCase& c) {
   torch::manual_seed(3);
+  if (!c.arch.empty()) {
+    return DefaultModelRegistry().Make(c.arch, ImageSpace(c), ActionSpace(c));
+  }
   if (c.gaussian) {
     auto model = FcGaussianActorCritic(c.obs_size, ActionSpace(c), c.hidden);
     // A log_std away from 0, so that its terms are exercised.
@@ -85,7 +105,18 @@ class DensePathTest : public ::testing::TestWithParam<ArchCase> {
     ConfigureTorchForFork();
     model_ = MakeModel(GetParam());
     flat_ = std::make_unique<FlatParameters>(*model_);
-    layout_ = DenseLayout::Of(*model_->Describe(), *flat_);
+    std::optional<DenseDescription> described = model_->Describe();
+    if (!described) {
+      // board-conv stays on LibTorch (faster there), but the fast path
+      // must compute its padded convolutions right all the same.
+      const auto* trunk =
+          dynamic_cast<const TrunkActorCriticImpl*>(model_.get());
+      ASSERT_NE(trunk, nullptr) << GetParam().name << " describes nothing";
+      described = trunk->DescribeTrunk();
+    }
+    ASSERT_TRUE(described.has_value());
+    layout_ = DenseLayout::Of(*described, *flat_);
+    layout_.row_size = GetParam().obs_size;  // As MakeDenseBackend sets it.
     params_.assign(flat_->params_data(), flat_->params_data() + flat_->size());
     reference_ = MakeModel(GetParam());
     reference_->to(torch::kDouble);
@@ -255,26 +286,50 @@ TEST_P(DensePathTest, OutputGradientEqualsAutogradOfTheLossInDouble) {
 
 INSTANTIATE_TEST_SUITE_P(
     Archs, DensePathTest,
-    ::testing::Values(ArchCase{"fc_softmax_default", false, 4, 2, {200, 200}},
-                      ArchCase{"fc_softmax_small", false, 6, 5, {16}},
-                      ArchCase{"fc_gaussian_default", true, 3, 1, {64, 64}},
-                      ArchCase{"fc_gaussian_small", true, 5, 3, {8, 12, 6}}),
+    ::testing::Values(
+        ArchCase{"fc_softmax_default", false, 4, 2, {200, 200}},
+        ArchCase{"fc_softmax_small", false, 6, 5, {16}},
+        ArchCase{"fc_gaussian_default", true, 3, 1, {64, 64}},
+        ArchCase{"fc_gaussian_small", true, 5, 3, {8, 12, 6}},
+        // MinAtar Breakout's [4, 10, 10] frames.
+        ArchCase{
+            "minatar_conv", false, 400, 3, {}, "minatar-conv", {4, 10, 10}},
+        // Two strided convolutions, inputs scaled by 1/255.
+        ArchCase{
+            "atari_conv", false, 2 * 28 * 29, 4, {}, "atari-conv", {2, 28, 29}},
+        // Padded convolutions over Connect Four's planes,
+        // its action mask after them.
+        ArchCase{"board_conv",
+                 false,
+                 3 * 6 * 7 + 7,
+                 7,
+                 {},
+                 "board-conv",
+                 {3, 6, 7},
+                 7}),
     [](const auto& info) { return info.param.name; });
 
 // The agent with the fast path on and off from the same parameters and seed:
 // the same actions, and updates that agree to float rounding.
 TEST(DensePathAgentTest, FastAndLibTorchAgentsActAndLearnAlike) {
   ConfigureTorchForFork();
-  for (bool gaussian : {false, true}) {
-    SCOPED_TRACE(gaussian ? "fc-gaussian" : "fc-softmax");
-    const ArchCase c{"", gaussian, 4, gaussian ? 2 : 3, {32, 32}};
+  const std::vector<ArchCase> cases = {
+      {"fc-softmax", false, 4, 3, {32, 32}},
+      {"fc-gaussian", true, 4, 2, {32, 32}},
+      {"minatar-conv", false, 4 * 5 * 5, 3, {}, "minatar-conv", {4, 5, 5}}};
+  for (const ArchCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const bool gaussian = c.gaussian;
+    const int64_t o = c.obs_size;
     auto make_agent = [&](bool fast) {
       A3COptions options;
       options.seed = 17;
       options.no_fast_path = !fast;
       options.max_grad_norm = 0;
-      return std::make_unique<A3C>(MakeModel(c), Space::Box({4}, -10.0f, 10.0f),
-                                   ActionSpace(c), options);
+      const Space obs_space =
+          c.arch.empty() ? Space::Box({4}, -10.0f, 10.0f) : ImageSpace(c);
+      return std::make_unique<A3C>(MakeModel(c), obs_space, ActionSpace(c),
+                                   options);
     };
     auto fast = make_agent(true);
     auto slow = make_agent(false);
@@ -283,8 +338,8 @@ TEST(DensePathAgentTest, FastAndLibTorchAgentsActAndLearnAlike) {
     constexpr int64_t kEnvs = 3;
     torch::manual_seed(21);
     for (int step = 0; step < 12; ++step) {
-      const auto obs = torch::randn({kEnvs * 4}).contiguous();
-      const FloatView view{obs.data_ptr<float>(), kEnvs * 4};
+      const auto obs = torch::randn({kEnvs * o}).contiguous();
+      const FloatView view{obs.data_ptr<float>(), kEnvs * o};
       const auto& a = fast->BatchActAndTrain(view, kEnvs);
       const auto& b = slow->BatchActAndTrain(view, kEnvs);
       for (int64_t k = 0; k < kEnvs; ++k) {
@@ -296,13 +351,13 @@ TEST(DensePathAgentTest, FastAndLibTorchAgentsActAndLearnAlike) {
           EXPECT_EQ(a[k].index, b[k].index) << "step " << step << " env " << k;
         }
       }
-      const auto next = torch::randn({kEnvs * 4}).contiguous();
+      const auto next = torch::randn({kEnvs * o}).contiguous();
       const std::vector<double> rewards = {0.5, -1.0, 0.25};
       const std::vector<uint8_t> terminal = {0, step % 4 == 1, 0};
       const std::vector<uint8_t> ended = {0, step % 4 == 1, step % 5 == 2};
-      fast->BatchObserveAndTrain({next.data_ptr<float>(), kEnvs * 4}, rewards,
+      fast->BatchObserveAndTrain({next.data_ptr<float>(), kEnvs * o}, rewards,
                                  terminal, ended, false);
-      slow->BatchObserveAndTrain({next.data_ptr<float>(), kEnvs * 4}, rewards,
+      slow->BatchObserveAndTrain({next.data_ptr<float>(), kEnvs * o}, rewards,
                                  terminal, ended, false);
     }
     ASSERT_EQ(fast->num_updates(), slow->num_updates());
@@ -328,17 +383,26 @@ TEST(DensePathAgentTest, OnlyDescribedModelsTakeTheFastPath) {
     std::string arch;
     bool fast;
   };
+  const Space image = Space::Box({4, 10, 10}, 0.0f, 1.0f);
+  const Space frames = Space::Box({2, 24, 24}, 0.0f, 255.0f);
   for (const Case& c : std::vector<Case>{{"fc-softmax", true},
                                          {"fc-gaussian", true},
                                          {"fc-softmax-lstm", false},
-                                         {"fc-gaussian-lstm", false}}) {
+                                         {"fc-gaussian-lstm", false},
+                                         {"minatar-conv", true},
+                                         {"atari-conv", true},
+                                         {"minatar-conv-lstm", false},
+                                         {"atari-conv-lstm", false}}) {
     SCOPED_TRACE(c.arch);
     const Space& act =
         c.arch.find("gaussian") != std::string::npos ? box : discrete;
+    const Space& obs = c.arch.find("minatar") != std::string::npos ? image
+                       : c.arch.find("atari") != std::string::npos ? frames
+                                                                   : flat;
     for (bool off : {false, true}) {
       A3COptions options;
       options.no_fast_path = off;
-      A3C agent(DefaultModelRegistry().Make(c.arch, flat, act), flat, act,
+      A3C agent(DefaultModelRegistry().Make(c.arch, obs, act), obs, act,
                 options);
       EXPECT_EQ(agent.fast_path(), c.fast && !off);
     }
