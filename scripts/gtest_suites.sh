@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs a GoogleTest binary one test suite per process, JOBS suites at a
-# time, each within TIMEOUT seconds; prints one line per suite and, for a
-# suite that failed, its output. Exits 1 when any suite failed.
+# Runs a GoogleTest binary one test suite per process (a large suite split
+# into shards of about 8 tests), JOBS processes at a time, each within
+# TIMEOUT seconds; prints one line per process and, for one that failed,
+# its output. Exits 1 when any failed.
 # Usage: scripts/gtest_suites.sh BINARY JOBS TIMEOUT [NEGATIVE_FILTER]
 #
 # Why (scripts/sanitize.sh): ctest runs every test in a process of its
@@ -21,32 +22,41 @@ limit=$3
 exclude=${4:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# Suites with the most tests first, so that the long ones start early.
+# A suite of more than `per` tests runs as several processes (GoogleTest's
+# sharding: shard i of n takes every n-th test), so that no one process
+# holds the run up or nears the limit. Largest suites first, so that the
+# long ones start early. Lines: "suite shard shards".
+per=8
 "$bin" --gtest_list_tests |
-  awk '/^[^ ]/ { sub(/\..*$/, ""); suite = $0; next }
+  awk -v per="$per" '/^[^ ]/ { sub(/\..*$/, ""); suite = $0; next }
        /^  / { count[suite]++ }
-       END { for (s in count) print count[s], s }' |
-  sort -k1,1nr -k2 | awk '{ print $2 }' > "$work/suites"
+       END { for (s in count) {
+               n = int((count[s] + per - 1) / per)
+               for (i = 0; i < n; i++) print count[s], s, i, n } }' |
+  sort -k1,1nr -k2,2 -k3,3n | awk '{ print $2, $3, $4 }' > "$work/suites"
 run_suite() {
-  local suite=$1
-  local log=$work/$(printf '%s' "$suite" | tr '/' '_').log
+  local suite=$1 shard=$2 shards=$3
+  local name=$suite
+  [ "$shards" -gt 1 ] && name="$suite [shard $((shard + 1))/$shards]"
+  local log=$work/$(printf '%s.%s' "$suite" "$shard" | tr '/' '_').log
   local filter="$suite.*"
   [ -n "$exclude" ] && filter="$filter-$exclude"
   local start=$SECONDS status=0
-  timeout --kill-after=10 "$limit" "$bin" --gtest_filter="$filter" \
+  GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard \
+    timeout --kill-after=10 "$limit" "$bin" --gtest_filter="$filter" \
     > "$log" 2>&1 || status=$?
   local took=$((SECONDS - start))
   if [ "$status" -eq 0 ]; then
-    echo "ok     $suite (${took} s)"
+    echo "ok     $name (${took} s)"
   else
     [ "$status" -eq 124 ] && echo "timeout after ${limit} s" >> "$log"
-    echo "FAILED $suite (status $status, ${took} s)"
+    echo "FAILED $name (status $status, ${took} s)"
     cp "$log" "$work/failed.$(basename "$log")"
   fi
 }
 export -f run_suite
 export bin limit exclude work
-xargs -P "$jobs" -I{} bash -c 'run_suite "$1"' _ {} < "$work/suites" |
+xargs -P "$jobs" -L 1 bash -c 'run_suite "$@"' _ < "$work/suites" |
   tee "$work/results"
 failed=$(grep -c '^FAILED' "$work/results" || true)
 total=$(wc -l < "$work/suites")
@@ -55,5 +65,5 @@ for log in "$work"/failed.*; do
   echo "==== output of ${log#"$work"/failed.}"
   cat "$log"
 done
-echo "$(basename "$bin"): $((total - failed)) of $total suites passed"
+echo "$(basename "$bin"): $((total - failed)) of $total processes passed"
 [ "$failed" -eq 0 ]

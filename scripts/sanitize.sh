@@ -19,12 +19,13 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0
 export ASYNCRL_BLAS_KERNEL=keep
-# One process per test suite, not per test (scripts/gtest_suites.sh says
-# why); from the tests' build folder, as ctest runs them.
+# One process per test suite (large ones in shards of about 8 tests), not
+# per test (scripts/gtest_suites.sh says why); from the tests' build
+# folder, as ctest runs them.
 root=$PWD
 cd build-asan/tests
 status=0
-"$root/scripts/gtest_suites.sh" ./asyncrl_tests 2 1500 '*LearnsCartPole*' ||
+"$root/scripts/gtest_suites.sh" ./asyncrl_tests 2 900 '*LearnsCartPole*' ||
   status=1
-"$root/scripts/gtest_suites.sh" ./asyncrl_numeric_tests 2 1500 || status=1
+"$root/scripts/gtest_suites.sh" ./asyncrl_numeric_tests 2 900 || status=1
 exit $status
