@@ -291,6 +291,8 @@ void DenseActorCritic<T>::Im2Col(size_t l, const T* in, int64_t stride,
             const int64_t base = iy * c.in_w - c.padding + kx;
             std::fill(out, out + lo, T{0});
             if (c.stride == 1) {
+              // Measured: the unit-stride loop vectorizes; dropping it cost
+              // ~10% of the Breakout agent loop (minatar_bench).
               for (int64_t ox = lo; ox < hi; ++ox) {
                 out[ox] = image[base + ox] * scale;
               }
@@ -358,9 +360,11 @@ void DenseActorCritic<T>::Forward(const T* params, const T* obs, int64_t rows,
     ForwardTrunk(params, obs, rows, first_row);
     x = HeadInput(obs) + first_row * layout_.trunk.back().out;
   }
-  ForwardMlp(layout_.v, params, x, rows, first_row, &v_acts_, false);
+  ForwardMlp(layout_.v, params, x, rows, first_row, &v_acts_,
+             /*relu_all=*/false);
   if (!with_policy) return;
-  ForwardMlp(layout_.pi, params, x, rows, first_row, &pi_acts_, false);
+  ForwardMlp(layout_.pi, params, x, rows, first_row, &pi_acts_,
+             /*relu_all=*/false);
   if (layout_.kind == PolicyKind::kCategorical) {
     if (layout_.action_mask > 0) {
       const int64_t n = layout_.policy_size();

@@ -1,11 +1,11 @@
 // The fast path for small feed-forward actor-critics: the forward pass and
 // the gradient of the actor-critic loss of a model that DenseDescription
 // describes (agents/models.h: fc-softmax, fc-gaussian; minatar-conv and
-// atari-conv, whose convolutional trunk pi and v share; board-conv's too,
-// though it stays on LibTorch, faster there),
-// computed with BLAS calls directly on the flat parameter buffer
-// (agents/flat_parameters.h): no autograd, no dispatcher, no tensor
-// allocation once the buffers have grown to a rollout's rows.
+// atari-conv, whose convolutional trunk pi and v share; board-conv's trunk
+// too, though agents keep it on LibTorch, faster there), computed with
+// BLAS calls directly on the flat parameter buffer (agents/flat_parameters.h):
+// no autograd, no dispatcher, no tensor allocation once the buffers have
+// grown to a rollout's rows.
 //
 // A convolution is one gemm over all the rows of a call: the input patches
 // laid out as columns (im2col, [C k k, rows * positions]) times the weight

@@ -385,6 +385,12 @@ TEST(DensePathAgentTest, OnlyDescribedModelsTakeTheFastPath) {
   };
   const Space image = Space::Box({4, 10, 10}, 0.0f, 1.0f);
   const Space frames = Space::Box({2, 24, 24}, 0.0f, 255.0f);
+  // Connect Four's planes and action mask: board-conv describes its trunk
+  // but stays on LibTorch (Trunk::fast_path).
+  const ArchCase connect_four{"", false,        3 * 6 * 7 + 7, 7,
+                              {}, "board-conv", {3, 6, 7},     7};
+  const Space board = ImageSpace(connect_four);
+  const Space columns = Space::Discrete(7);
   for (const Case& c : std::vector<Case>{{"fc-softmax", true},
                                          {"fc-gaussian", true},
                                          {"fc-softmax-lstm", false},
@@ -392,13 +398,18 @@ TEST(DensePathAgentTest, OnlyDescribedModelsTakeTheFastPath) {
                                          {"minatar-conv", true},
                                          {"atari-conv", true},
                                          {"minatar-conv-lstm", false},
-                                         {"atari-conv-lstm", false}}) {
+                                         {"atari-conv-lstm", false},
+                                         {"board-conv", false}}) {
     SCOPED_TRACE(c.arch);
-    const Space& act =
-        c.arch.find("gaussian") != std::string::npos ? box : discrete;
-    const Space& obs = c.arch.find("minatar") != std::string::npos ? image
-                       : c.arch.find("atari") != std::string::npos ? frames
-                                                                   : flat;
+    const bool game = c.arch == "board-conv";
+    const Space& act = game ? columns
+                       : c.arch.find("gaussian") != std::string::npos
+                           ? box
+                           : discrete;
+    const Space& obs = game                                          ? board
+                       : c.arch.find("minatar") != std::string::npos ? image
+                       : c.arch.find("atari") != std::string::npos   ? frames
+                                                                     : flat;
     for (bool off : {false, true}) {
       A3COptions options;
       options.no_fast_path = off;
