@@ -4,7 +4,7 @@
 //    in one process (no trainer), environment steps per second, with the
 //    hierarchical timers on (T=1) or off (T=0) to measure their cost, and
 //    the fast path (agents/dense_path.h) on (F=1) or off (F=0, LibTorch);
-//    L=1: fc-softmax-lstm (always LibTorch) instead of fc-softmax;
+//    L=1: fc-softmax-lstm instead of fc-softmax;
 //  - BM_Trainer/P/E/F: the whole trainer (train_agent_async) with P worker
 //    processes of E environments each, global steps per second, evaluation
 //    off.
@@ -49,7 +49,7 @@ void BM_AgentEnvLoop(benchmark::State& state) {
 BENCHMARK(BM_AgentEnvLoop)
     ->ArgNames({"envs", "timers", "fast", "lstm"})
     ->ArgsProduct({{1, 4, 16, 64}, {1, 0}, {1, 0}, {0}})
-    ->ArgsProduct({{1, 16}, {0}, {0}, {1}})
+    ->ArgsProduct({{1, 16}, {0}, {1, 0}, {1}})
     ->UseRealTime();
 
 void BM_Trainer(benchmark::State& state) {

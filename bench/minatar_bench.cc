@@ -12,8 +12,8 @@
 //    them); 1: PinHeapThresholds, as every worker now does.
 //  - BM_BreakoutBatchLoop/arch/envs/fast: one agent and `envs`
 //    environments in one process (no trainer, timers off), environment steps
-//    per second, minatar-conv with the fast path (agents/dense_path.h) on
-//    (fast 1) or off (0, LibTorch; minatar-conv-lstm always).
+//    per second, with the fast path (agents/dense_path.h) on (fast 1) or
+//    off (0, LibTorch).
 // arch 0 = minatar-conv (feed-forward), 1 = minatar-conv-lstm.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
@@ -86,7 +86,7 @@ void BM_BreakoutBatchLoop(benchmark::State& state) {
 }
 BENCHMARK(BM_BreakoutBatchLoop)
     ->ArgNames({"arch", "envs", "fast"})
-    ->ArgsProduct({{0}, {1, 16}, {1, 0}})
+    ->ArgsProduct({{0, 1}, {1, 16}, {1, 0}})
     ->UseRealTime();
 
 void BM_BreakoutTrainer(benchmark::State& state) {

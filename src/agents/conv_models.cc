@@ -128,34 +128,35 @@ std::optional<DenseDescription> TrunkActorCriticImpl::Describe() const {
   return DescribeTrunk();
 }
 
-std::optional<DenseDescription> TrunkActorCriticImpl::DescribeTrunk() const {
-  DenseDescription d;
+bool DescribeSequential(const torch::nn::Sequential& net, DenseDescription* d) {
   bool flattened = false;
   // Whether the module before this one was a Conv2d or Linear, whose ReLU
   // is still due.
   bool relu_due = false;
   int64_t columns_end = -1;
-  for (const auto& module : trunk_->children()) {
+  for (const auto& module : net->children()) {
     const bool relu = module->as<torch::nn::ReLU>() != nullptr &&
                       !module->as<torch::nn::ReLU>()->options.inplace();
-    if (relu_due != relu) return std::nullopt;
+    if (relu_due != relu) return false;
     relu_due = false;
     if (relu) continue;
     if (const auto* columns = module->as<Columns>()) {
-      if (!d.image.empty() || columns->begin() != 0 || columns_end >= 0) {
-        return std::nullopt;
+      if (!d->image.empty() || columns->begin() != 0 || columns_end >= 0) {
+        return false;
       }
       columns_end = columns->end();
     } else if (const auto* scale = module->as<Scale>()) {
       // Elementwise: before or after the view alike.
-      if (!d.convs.empty()) return std::nullopt;
-      d.input_scale *= scale->factor();
+      if (!d->convs.empty()) return false;
+      d->input_scale *= scale->factor();
     } else if (const auto* view = module->as<ImageView>()) {
-      if (!d.image.empty() || view->chw().size() != 3) return std::nullopt;
-      d.image = view->chw();
+      if (!d->image.empty() || !d->trunk.empty() || view->chw().size() != 3) {
+        return false;
+      }
+      d->image = view->chw();
       if (columns_end >= 0 &&
-          columns_end != d.image[0] * d.image[1] * d.image[2]) {
-        return std::nullopt;
+          columns_end != d->image[0] * d->image[1] * d->image[2]) {
+        return false;
       }
     } else if (const auto* conv = module->as<torch::nn::Conv2d>()) {
       const auto& o = conv->options;
@@ -163,37 +164,49 @@ std::optional<DenseDescription> TrunkActorCriticImpl::DescribeTrunk() const {
       const auto& st = o.stride();
       const auto& di = o.dilation();
       const auto* pad = c10::get_if<torch::ExpandingArray<2>>(&o.padding());
-      if (d.image.empty() || flattened || pad == nullptr || o.groups() != 1 ||
+      if (d->image.empty() || flattened || pad == nullptr || o.groups() != 1 ||
           !o.bias() ||
           !c10::holds_alternative<torch::enumtype::kZeros>(o.padding_mode()) ||
           (*k)[0] != (*k)[1] || (*st)[0] != (*st)[1] ||
           (**pad)[0] != (**pad)[1] || (*di)[0] != 1 || (*di)[1] != 1) {
-        return std::nullopt;
+        return false;
       }
       DenseDescription::Conv described;
       described.weight = conv->weight;
       described.bias = conv->bias;
       described.stride = (*st)[0];
       described.padding = (**pad)[0];
-      d.convs.push_back(described);
+      d->convs.push_back(described);
       relu_due = true;
     } else if (const auto* flatten = module->as<torch::nn::Flatten>()) {
-      if (d.image.empty() || flattened || flatten->options.start_dim() != 1 ||
+      if (d->image.empty() || flattened || flatten->options.start_dim() != 1 ||
           flatten->options.end_dim() != -1) {
-        return std::nullopt;
+        return false;
       }
       flattened = true;
     } else if (const auto* linear = module->as<torch::nn::Linear>()) {
-      if (d.image.empty() || !flattened || !linear->options.bias()) {
-        return std::nullopt;
+      // After the image's flattening, or straight over flat observations
+      // (nothing selected or scaled: only an image's first convolution
+      // applies the scale).
+      const bool flat_input =
+          d->image.empty() && columns_end < 0 && d->input_scale == 1.0;
+      if (!linear->options.bias() || !(flattened || flat_input)) {
+        return false;
       }
-      d.trunk.push_back({linear->weight, linear->bias});
+      d->trunk.push_back({linear->weight, linear->bias});
       relu_due = true;
     } else {
-      return std::nullopt;
+      return false;
     }
   }
-  if (relu_due || d.image.empty() || d.trunk.empty()) return std::nullopt;
+  return !relu_due && !d->trunk.empty() &&
+         (d->image.empty() ? columns_end < 0 && d->input_scale == 1.0
+                           : flattened);
+}
+
+std::optional<DenseDescription> TrunkActorCriticImpl::DescribeTrunk() const {
+  DenseDescription d;
+  if (!DescribeSequential(trunk_, &d) || d.image.empty()) return std::nullopt;
   d.pi.push_back({pi_->weight, pi_->bias});
   d.v.push_back({v_->weight, v_->bias});
   return d;

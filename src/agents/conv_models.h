@@ -91,6 +91,14 @@ Trunk BoardTrunk(const Space& observation_space);
 // A linear layer of `width` units and a ReLU over flat observations.
 Trunk FcTrunk(const Space& observation_space, int64_t width);
 
+// The fast path's description of a trunk (agents/dense_path.h): `net`'s
+// image, input scale, convolutions and dense layers into `d` (its other
+// fields left alone). Either Columns from 0 or Scale, then ImageView,
+// Conv2d, ReLU, Flatten, Linear; or Linear layers over flat observations
+// (`d->image` stays empty); every Conv2d and Linear followed by a ReLU, at
+// least one Linear. False if `net` is anything else.
+bool DescribeSequential(const torch::nn::Sequential& net, DenseDescription* d);
+
 // Throws std::invalid_argument naming `arch` and the observation space
 // unless it is a Box of shape [C, H, W] with H, W >= min_side.
 void RequireImage(const std::string& arch, const Space& observation_space,

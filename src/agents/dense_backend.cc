@@ -1,5 +1,6 @@
 // The fast path as a back end (agents/policy_backend.h): DenseActorCritic
-// (agents/dense_path.h) on the flat parameters.
+// (agents/dense_path.h) on the flat parameters; a recurrent model's states
+// kept as the LibTorch back end keeps them.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -11,10 +12,10 @@
 namespace asyncrl {
 namespace {
 
-class DenseBackend : public PolicyBackend {
+class DenseBackend : public StatefulBackend {
  public:
   explicit DenseBackend(const DenseLayout& layout)
-      : train_(layout), eval_(layout) {}
+      : StatefulBackend(layout.state_size()), train_(layout), eval_(layout) {}
 
   bool fast() const override { return true; }
 
@@ -25,8 +26,15 @@ class DenseBackend : public PolicyBackend {
     // them.
     DenseActorCritic<float>& net = record ? train_ : eval_;
     const int64_t first = record ? first_row : 0;
-    net.Forward(params, obs, k, first);
     const DenseLayout& layout = net.layout();
+    if (layout.recurrent()) {
+      // The rows' states go in and the states after the step come back
+      // into the same floats (as the LibTorch back end keeps them).
+      std::vector<float>& state = StepStates(record, k);
+      net.Step(params, obs, k, first, state.data(), state.data());
+    } else {
+      net.Forward(params, obs, k, first);
+    }
     ActingRows rows;
     rows.policy = net.policy() + first * layout.policy_size();
     rows.values = net.values() + first;
@@ -45,13 +53,17 @@ class DenseBackend : public PolicyBackend {
   void Recompute(const float* params, const Rollout& rollout,
                  bool acted_with_params, RecomputedRows* out) override {
     const int64_t n = rollout.rows();
-    // The rows acted with these parameters were forwarded while acting
-    // (kept by train_); otherwise (--fresh-params, or parameters loaded
-    // mid-rollout) forward them now.
-    if (!acted_with_params) train_.Forward(params, rollout.obs.data(), n);
-    if (rollout.num_bootstrap > 0) {
-      train_.Forward(params, rollout.bootstrap_obs.data(),
-                     rollout.num_bootstrap, n, /*with_policy=*/false);
+    if (state_size() > 0) {
+      RecomputeSequences(params, rollout, acted_with_params);
+    } else {
+      // The rows acted with these parameters were forwarded while acting
+      // (kept by train_); otherwise (--fresh-params, or parameters loaded
+      // mid-rollout) forward them now.
+      if (!acted_with_params) train_.Forward(params, rollout.obs.data(), n);
+      if (rollout.num_bootstrap > 0) {
+        train_.Forward(params, rollout.bootstrap_obs.data(),
+                       rollout.num_bootstrap, n, /*with_policy=*/false);
+      }
     }
     out->log_probs.resize(static_cast<size_t>(n));
     out->entropies.resize(static_cast<size_t>(n));
@@ -67,13 +79,47 @@ class DenseBackend : public PolicyBackend {
     ASYNCRL_CHECK_EQ(static_cast<int64_t>(grads.log_prob.size()), n);
     ASYNCRL_CHECK_EQ(static_cast<int64_t>(grads.entropy.size()), n);
     ASYNCRL_CHECK_EQ(static_cast<int64_t>(grads.value.size()), n);
+    DenseActorCritic<float>::Sequences sequences;
+    if (state_size() > 0) sequences = {rollout.batch, sequence_end_.data()};
     train_.OutputGradient(params, rollout.obs.data(), n, Actions(rollout),
                           ContActions(rollout), grads.log_prob.data(),
                           grads.entropy.data(), grads.value.data(),
-                          flat.grads_data());
+                          flat.grads_data(), sequences);
   }
 
  private:
+  // A recurrent model's rollout: unrolled from its initial state unless
+  // every row was acted with `params` (then train_ kept them), and each
+  // bootstrap observation stepped from the state after the row it follows.
+  void RecomputeSequences(const float* params, const Rollout& rollout,
+                          bool acted_with_params) {
+    const int64_t n = rollout.rows();
+    sequence_end_.resize(static_cast<size_t>(n));
+    bootstrap_row_.resize(static_cast<size_t>(rollout.num_bootstrap));
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t next = rollout.next[i];
+      sequence_end_[i] = static_cast<uint8_t>(next != Rollout::kContinue);
+      if (next >= 0) bootstrap_row_[next] = i;
+    }
+    if (!acted_with_params) {
+      train_.Unroll(params, rollout.obs.data(), rollout.batch, rollout.steps,
+                    rollout.initial_state.empty()
+                        ? nullptr
+                        : rollout.initial_state.data(),
+                    sequence_end_.data());
+    }
+    if (rollout.num_bootstrap == 0) return;
+    bootstrap_state_.resize(
+        static_cast<size_t>(rollout.num_bootstrap * state_size()));
+    for (int64_t j = 0; j < rollout.num_bootstrap; ++j) {
+      train_.StateAfter(bootstrap_row_[j],
+                        bootstrap_state_.data() + j * state_size());
+    }
+    train_.Step(params, rollout.bootstrap_obs.data(), rollout.num_bootstrap, n,
+                bootstrap_state_.data(), bootstrap_state_.data(),
+                /*with_policy=*/false);
+  }
+
   const int64_t* Actions(const Rollout& rollout) const {
     return train_.layout().kind == PolicyKind::kCategorical
                ? rollout.actions.data()
@@ -88,6 +134,11 @@ class DenseBackend : public PolicyBackend {
   DenseActorCritic<float> train_;  // The rollout's rows as they are acted.
   DenseActorCritic<float> eval_;   // Evaluation steps.
   std::vector<float> log_std_;     // Gaussian acting: log_std per row.
+  // Recurrent models: the rollout's sequence ends and bootstrap rows
+  // (agents/models.h's UnrollInput), and the bootstrap steps' states.
+  std::vector<uint8_t> sequence_end_;
+  std::vector<int64_t> bootstrap_row_;
+  std::vector<float> bootstrap_state_;
 };
 
 }  // namespace
@@ -106,6 +157,12 @@ std::unique_ptr<PolicyBackend> MakeDenseBackend(const ActorCriticModel& model,
     throw std::logic_error(
         "MakeDenseBackend: the model reads " + std::to_string(layout.row_size) +
         " floats of observations of " + std::to_string(obs_size));
+  }
+  if (layout.state_size() != model.StateSize()) {
+    throw std::logic_error("MakeDenseBackend: the model's state has " +
+                           std::to_string(model.StateSize()) +
+                           " floats, its description's " +
+                           std::to_string(layout.state_size()));
   }
   layout.row_size = obs_size;
   layout.action_mask = action_mask;

@@ -50,6 +50,21 @@ void GemvAccumulate(int64_t out, int64_t in, const double* w, const double* x,
               1);
 }
 
+// tanh for the activations. In float, through one double exp: glibc's
+// tanhf goes through expm1f, several times slower (18% of an
+// fc-softmax-lstm loop with 16 environments, perf). For |x| >= 1e-4 the
+// relative error is below 1e-12 before the rounding to float; below it
+// tanh(x) = x - x^3 / 3 rounds to x. Double keeps std::tanh (the tests'
+// reference precision).
+float Tanh(float x) {
+  const double a = std::abs(static_cast<double>(x));
+  if (a < 1e-4) return x;
+  const double t = std::exp(-2.0 * a);
+  return static_cast<float>(std::copysign((1.0 - t) / (1.0 + t), x));
+}
+
+double Tanh(double x) { return std::tanh(x); }
+
 // Offset of `t` in `flat`, checking that it is a contiguous float32 view
 // into it of `numel` elements.
 int64_t OffsetIn(const torch::Tensor& t, FlatParameters& flat,
@@ -156,6 +171,73 @@ std::vector<DenseLayout::Conv> Convs(
   return convs;
 }
 
+// The LSTM cells of `description` into `layout`, after a trunk of
+// `features` outputs (0: none; the cells then read the observation, or
+// their encoders do); returns the cells' hidden size, what pi and v read.
+int64_t Cells(const DenseDescription& description, FlatParameters& flat,
+              int64_t features, DenseLayout* layout, int64_t* covered) {
+  const size_t count = description.lstm.size();
+  if (count > 2) {
+    throw std::logic_error("DenseLayout: 1 or 2 LSTM cells, got " +
+                           std::to_string(count));
+  }
+  int64_t hidden = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const DenseDescription::Lstm& d = description.lstm[i];
+    const std::string what = "lstm " + std::to_string(i);
+    DenseLayout::Lstm cell;
+    if (!d.weight_ih.defined() || d.weight_ih.dim() != 2 ||
+        d.weight_ih.size(0) % 4 != 0 || d.weight_ih.size(0) == 0) {
+      throw std::logic_error("DenseLayout: " + what +
+                             " weight_ih is not [4 H, in]");
+    }
+    cell.hidden = d.weight_ih.size(0) / 4;
+    cell.in = d.weight_ih.size(1);
+    const int64_t gates = 4 * cell.hidden;
+    cell.weight_ih =
+        OffsetIn(d.weight_ih, flat, what + " weight_ih", gates * cell.in);
+    cell.weight_hh =
+        OffsetIn(d.weight_hh, flat, what + " weight_hh", gates * cell.hidden);
+    cell.bias_ih = OffsetIn(d.bias_ih, flat, what + " bias_ih", gates);
+    cell.bias_hh = OffsetIn(d.bias_hh, flat, what + " bias_hh", gates);
+    *covered += gates * (cell.in + cell.hidden + 2);
+    if (hidden != 0 && cell.hidden != hidden) {
+      throw std::logic_error("DenseLayout: the LSTM cells' sizes differ");
+    }
+    hidden = cell.hidden;
+    // What the cell reads: its encoder's output, the trunk's, or the
+    // observation.
+    int64_t input = features;
+    if (!d.encoder.empty()) {
+      if (count != 2 || features != 0) {
+        throw std::logic_error(
+            "DenseLayout: LSTM encoders need two branches and no trunk");
+      }
+      cell.encoder = Layers(d.encoder, flat, what + " encoder", covered);
+      input = cell.encoder.back().out;
+      const int64_t obs = cell.encoder.front().in;
+      if (layout->row_size != 0 && layout->row_size != obs) {
+        throw std::logic_error("DenseLayout: the LSTM encoders read " +
+                               std::to_string(layout->row_size) + " and " +
+                               std::to_string(obs) + " floats");
+      }
+      layout->row_size = obs;
+    } else if (count == 2) {
+      throw std::logic_error("DenseLayout: two LSTM branches without encoders");
+    } else if (input == 0) {
+      input = cell.in;
+      layout->row_size = cell.in;
+    }
+    if (cell.in != input) {
+      throw std::logic_error("DenseLayout: " + what + " takes " +
+                             std::to_string(cell.in) + " inputs after " +
+                             std::to_string(input) + " outputs");
+    }
+    layout->lstm.push_back(cell);
+  }
+  return hidden;
+}
+
 }  // namespace
 
 DenseLayout DenseLayout::Of(const DenseDescription& description,
@@ -179,6 +261,9 @@ DenseLayout DenseLayout::Of(const DenseDescription& description,
     layout.row_size = layout.convs.front().in_size();
   } else if (!description.convs.empty() || !description.trunk.empty()) {
     throw std::logic_error("DenseLayout: a trunk without an image");
+  }
+  if (!description.lstm.empty()) {
+    features = Cells(description, flat, features, &layout, &covered);
   }
   layout.pi = Layers(description.pi, flat, "pi", &covered);
   layout.v = Layers(description.v, flat, "v", &covered);
@@ -213,7 +298,12 @@ DenseActorCritic<T>::DenseActorCritic(DenseLayout layout)
       pi_acts_(layout_.pi.size()),
       v_acts_(layout_.v.size()),
       conv_acts_(layout_.convs.size()),
-      trunk_acts_(layout_.trunk.size()) {}
+      trunk_acts_(layout_.trunk.size()),
+      cells_(layout_.lstm.size()) {
+  for (size_t c = 0; c < cells_.size(); ++c) {
+    cells_[c].encoder.resize(layout_.lstm[c].encoder.size());
+  }
+}
 
 template <typename T>
 void DenseActorCritic<T>::ForwardMlp(
@@ -240,7 +330,7 @@ void DenseActorCritic<T>::ForwardMlp(
     if (relu_all || l + 1 < layers.size()) {
       const int64_t count = rows * layer.out;
       if (!relu_all && layout_.tanh) {
-        for (int64_t i = 0; i < count; ++i) y[i] = std::tanh(y[i]);
+        for (int64_t i = 0; i < count; ++i) y[i] = Tanh(y[i]);
       } else {
         for (int64_t i = 0; i < count; ++i) y[i] = std::max(y[i], T{0});
       }
@@ -345,25 +435,191 @@ void DenseActorCritic<T>::ForwardTrunk(const T* params, const T* obs,
 }
 
 template <typename T>
-const T* DenseActorCritic<T>::HeadInput(const T* obs) const {
+const T* DenseActorCritic<T>::HeadInput(const T* obs, bool value) const {
+  if (layout_.recurrent()) {
+    return (value ? cells_.back() : cells_.front()).h.data();
+  }
   return layout_.has_trunk() ? trunk_acts_.back().data() : obs;
+}
+
+template <typename T>
+void DenseActorCritic<T>::KeepRows(int64_t first_row, int64_t rows) {
+  ASYNCRL_CHECK_GE(first_row, 0);
+  ASYNCRL_CHECK_LE(first_row, rows_);
+  rows_ = first_row + rows;
 }
 
 template <typename T>
 void DenseActorCritic<T>::Forward(const T* params, const T* obs, int64_t rows,
                                   int64_t first_row, bool with_policy) {
-  ASYNCRL_CHECK_GE(first_row, 0);
-  ASYNCRL_CHECK_LE(first_row, rows_);
-  rows_ = first_row + rows;
-  const T* x = obs;
-  if (layout_.has_trunk()) {
-    ForwardTrunk(params, obs, rows, first_row);
-    x = HeadInput(obs) + first_row * layout_.trunk.back().out;
+  ASYNCRL_CHECK(!layout_.recurrent());
+  KeepRows(first_row, rows);
+  EncodeRows(params, obs, rows, first_row);
+  HeadRows(params, obs, rows, first_row, with_policy);
+}
+
+template <typename T>
+void DenseActorCritic<T>::Step(const T* params, const T* obs, int64_t rows,
+                               int64_t first_row, const T* state, T* next_state,
+                               bool with_policy) {
+  ASYNCRL_CHECK(layout_.recurrent());
+  KeepRows(first_row, rows);
+  EncodeRows(params, obs, rows, first_row);
+  CoreRows(params, rows, first_row, state, next_state);
+  HeadRows(params, obs, rows, first_row, with_policy);
+}
+
+template <typename T>
+void DenseActorCritic<T>::Unroll(const T* params, const T* obs, int64_t batch,
+                                 int64_t steps, const T* initial_state,
+                                 const uint8_t* sequence_end) {
+  ASYNCRL_CHECK(layout_.recurrent());
+  ASYNCRL_CHECK_GT(batch, 0);
+  const int64_t n = batch * steps;
+  KeepRows(0, n);
+  // Everything but the recurrence over all the rows at once.
+  EncodeRows(params, obs, n, 0);
+  const int64_t size = layout_.state_size();
+  if (initial_state != nullptr) {
+    unroll_state_.assign(initial_state, initial_state + batch * size);
+  } else {
+    unroll_state_.assign(static_cast<size_t>(batch * size), T{0});
   }
-  ForwardMlp(layout_.v, params, x, rows, first_row, &v_acts_,
+  for (int64_t s = 0; s < steps; ++s) {
+    CoreRows(params, batch, s * batch, unroll_state_.data(),
+             unroll_state_.data());
+    if (s + 1 == steps) break;
+    for (int64_t b = 0; b < batch; ++b) {
+      if (sequence_end[s * batch + b] == 0) continue;
+      std::fill_n(unroll_state_.begin() + b * size, size, T{0});
+    }
+  }
+  HeadRows(params, obs, n, 0, /*with_policy=*/true);
+}
+
+template <typename T>
+void DenseActorCritic<T>::StateAfter(int64_t row, T* out) const {
+  ASYNCRL_CHECK_LT(row, rows_);
+  for (size_t c = 0; c < cells_.size(); ++c) {
+    const int64_t h = layout_.lstm[c].hidden;
+    T* dst = out + 2 * h * static_cast<int64_t>(c);
+    std::copy_n(cells_[c].h.data() + row * h, h, dst);
+    std::copy_n(cells_[c].c.data() + row * h, h, dst + h);
+  }
+}
+
+template <typename T>
+void DenseActorCritic<T>::EncodeRows(const T* params, const T* obs,
+                                     int64_t rows, int64_t first_row) {
+  if (layout_.has_trunk()) ForwardTrunk(params, obs, rows, first_row);
+  for (size_t c = 0; c < cells_.size(); ++c) {
+    const DenseLayout::Lstm& lstm = layout_.lstm[c];
+    CellRows& cell = cells_[c];
+    const int64_t gates = 4 * lstm.hidden;
+    const T* x = obs;
+    if (!lstm.encoder.empty()) {
+      ForwardMlp(lstm.encoder, params, obs, rows, first_row, &cell.encoder,
+                 /*relu_all=*/true);
+      x = cell.encoder.back().data() + first_row * lstm.in;
+    } else if (layout_.has_trunk()) {
+      x = trunk_acts_.back().data() + first_row * lstm.in;
+    }
+    // b_ih + b_hh, then x W_ih^T added (LstmActorCritic::Encode's addmm).
+    gate_bias_.resize(static_cast<size_t>(gates));
+    for (int64_t j = 0; j < gates; ++j) {
+      gate_bias_[j] = params[lstm.bias_ih + j] + params[lstm.bias_hh + j];
+    }
+    cell.gates.resize(static_cast<size_t>((first_row + rows) * gates));
+    T* y = cell.gates.data() + first_row * gates;
+    for (int64_t r = 0; r < rows; ++r) {
+      std::copy(gate_bias_.begin(), gate_bias_.end(), y + r * gates);
+    }
+    const T* w = params + lstm.weight_ih;
+    if (rows == 1) {
+      GemvAccumulate(gates, lstm.in, w, x, y);
+    } else {
+      Gemm(false, true, rows, gates, lstm.in, x, lstm.in, w, lstm.in,
+           /*accumulate=*/true, y, gates);
+    }
+  }
+}
+
+template <typename T>
+void DenseActorCritic<T>::CoreRows(const T* params, int64_t rows,
+                                   int64_t first_row, const T* state,
+                                   T* next_state) {
+  const int64_t size = layout_.state_size();
+  // The states before the step, kept (and copied before any is
+  // overwritten: next_state may be state).
+  for (size_t c = 0; c < cells_.size(); ++c) {
+    const int64_t h2 = 2 * layout_.lstm[c].hidden;
+    std::vector<T>& prev = cells_[c].prev;
+    prev.resize(static_cast<size_t>((first_row + rows) * h2));
+    for (int64_t r = 0; r < rows; ++r) {
+      std::copy_n(state + r * size + h2 * static_cast<int64_t>(c), h2,
+                  prev.data() + (first_row + r) * h2);
+    }
+  }
+  const auto sigmoid = [](T x) { return T{1} / (T{1} + std::exp(-x)); };
+  for (size_t c = 0; c < cells_.size(); ++c) {
+    const DenseLayout::Lstm& lstm = layout_.lstm[c];
+    CellRows& cell = cells_[c];
+    const int64_t h = lstm.hidden;
+    const int64_t gates = 4 * h;
+    T* g_rows = cell.gates.data() + first_row * gates;
+    const T* prev = cell.prev.data() + first_row * 2 * h;
+    // The state's share of the gates, h W_hh^T, added.
+    const T* w = params + lstm.weight_hh;
+    if (rows == 1) {
+      GemvAccumulate(gates, h, w, prev, g_rows);
+    } else {
+      Gemm(false, true, rows, gates, h, prev, 2 * h, w, h,
+           /*accumulate=*/true, g_rows, gates);
+    }
+    const auto size_after = static_cast<size_t>((first_row + rows) * h);
+    cell.c.resize(size_after);
+    cell.tanh_c.resize(size_after);
+    cell.h.resize(size_after);
+    for (int64_t r = 0; r < rows; ++r) {
+      T* g = g_rows + r * gates;
+      const T* c_prev = prev + r * 2 * h + h;
+      const int64_t at = (first_row + r) * h;
+      T* c_new = cell.c.data() + at;
+      T* t_new = cell.tanh_c.data() + at;
+      T* h_new = cell.h.data() + at;
+      for (int64_t j = 0; j < h; ++j) {
+        const T i = sigmoid(g[j]);
+        const T f = sigmoid(g[h + j]);
+        const T cg = Tanh(g[2 * h + j]);
+        const T o = sigmoid(g[3 * h + j]);
+        g[j] = i;
+        g[h + j] = f;
+        g[2 * h + j] = cg;
+        g[3 * h + j] = o;
+        c_new[j] = f * c_prev[j] + i * cg;
+        t_new[j] = Tanh(c_new[j]);
+        h_new[j] = o * t_new[j];
+      }
+      T* out = next_state + r * size + 2 * h * static_cast<int64_t>(c);
+      std::copy_n(h_new, h, out);
+      std::copy_n(c_new, h, out + h);
+    }
+  }
+}
+
+template <typename T>
+void DenseActorCritic<T>::HeadRows(const T* params, const T* obs, int64_t rows,
+                                   int64_t first_row, bool with_policy) {
+  // Kept activations are indexed from kept row 0; `obs` starts at the rows.
+  const int64_t offset = layout_.recurrent() || layout_.has_trunk()
+                             ? first_row * layout_.pi.front().in
+                             : 0;
+  ForwardMlp(layout_.v, params, HeadInput(obs, /*value=*/true) + offset, rows,
+             first_row, &v_acts_,
              /*relu_all=*/false);
   if (!with_policy) return;
-  ForwardMlp(layout_.pi, params, x, rows, first_row, &pi_acts_,
+  ForwardMlp(layout_.pi, params, HeadInput(obs, /*value=*/false) + offset, rows,
+             first_row, &pi_acts_,
              /*relu_all=*/false);
   if (layout_.kind == PolicyKind::kCategorical) {
     if (layout_.action_mask > 0) {
@@ -381,7 +637,7 @@ void DenseActorCritic<T>::Forward(const T* params, const T* obs, int64_t rows,
   for (int64_t r = first_row; r < rows_; ++r) {
     for (int64_t j = 0; j < d; ++j) {
       const int64_t i = r * d + j;
-      squashed_[i] = std::tanh(raw[i]);
+      squashed_[i] = Tanh(raw[i]);
       means_[i] = static_cast<T>(layout_.center[j]) +
                   static_cast<T>(layout_.half_range[j]) * squashed_[i];
     }
@@ -427,7 +683,8 @@ void DenseActorCritic<T>::OutputGradient(const T* params, const T* obs,
                                          const float* cont_actions,
                                          const double* d_log_prob,
                                          const double* d_entropy,
-                                         const double* d_value, T* grads) {
+                                         const double* d_value, T* grads,
+                                         Sequences sequences) {
   ASYNCRL_CHECK_LE(rows, rows_);
   const int64_t n = layout_.policy_size();
   d_policy_.resize(static_cast<size_t>(rows * n));
@@ -442,7 +699,8 @@ void DenseActorCritic<T>::OutputGradient(const T* params, const T* obs,
                              d_log_prob[r], d_entropy[r],
                              d_policy_.data() + r * n);
     }
-    Backward(params, obs, rows, d_policy_.data(), d_values_.data(), grads);
+    Backward(params, obs, rows, d_policy_.data(), d_values_.data(), grads,
+             sequences);
     return;
   }
   const T* log_std = params + layout_.log_std;
@@ -458,7 +716,8 @@ void DenseActorCritic<T>::OutputGradient(const T* params, const T* obs,
       d_log_std[j] += g.log_std;
     }
   }
-  Backward(params, obs, rows, d_policy_.data(), d_values_.data(), grads);
+  Backward(params, obs, rows, d_policy_.data(), d_values_.data(), grads,
+           sequences);
   for (int64_t j = 0; j < n; ++j) {
     grads[layout_.log_std + j] = static_cast<T>(d_log_std[j]);
   }
@@ -514,7 +773,7 @@ void DenseActorCritic<T>::BackwardMlp(
 template <typename T>
 void DenseActorCritic<T>::Backward(const T* params, const T* obs, int64_t rows,
                                    const T* d_policy, const T* d_values,
-                                   T* grads) {
+                                   T* grads, Sequences sequences) {
   ASYNCRL_CHECK_LE(rows, rows_);
   const T* d_pi = d_policy;
   if (layout_.kind == PolicyKind::kGaussian) {
@@ -531,17 +790,113 @@ void DenseActorCritic<T>::Backward(const T* params, const T* obs, int64_t rows,
     }
     d_pi = d_raw_.data();
   }
-  const T* x = HeadInput(obs);
-  T* d_features = nullptr;
-  if (layout_.has_trunk()) {
+  // Where the heads' input gradients go: the cells' d_h (v's added when
+  // the one cell feeds both), or the trunk's output gradient.
+  T* d_pi_input = nullptr;
+  T* d_v_input = nullptr;
+  if (layout_.recurrent()) {
+    for (size_t c = 0; c < cells_.size(); ++c) {
+      cells_[c].d_h.resize(static_cast<size_t>(rows * layout_.lstm[c].hidden));
+    }
+    d_pi_input = cells_.front().d_h.data();
+    d_v_input = cells_.back().d_h.data();
+  } else if (layout_.has_trunk()) {
     d_features_.resize(static_cast<size_t>(rows * layout_.trunk.back().out));
-    d_features = d_features_.data();
+    d_pi_input = d_v_input = d_features_.data();
   }
-  BackwardMlp(layout_.pi, params, x, rows, pi_acts_, d_pi, !layout_.tanh, grads,
-              d_features, /*add_input=*/false);
-  BackwardMlp(layout_.v, params, x, rows, v_acts_, d_values, !layout_.tanh,
-              grads, d_features, /*add_input=*/true);
+  BackwardMlp(layout_.pi, params, HeadInput(obs, /*value=*/false), rows,
+              pi_acts_, d_pi, !layout_.tanh, grads, d_pi_input,
+              /*add_input=*/false);
+  BackwardMlp(layout_.v, params, HeadInput(obs, /*value=*/true), rows, v_acts_,
+              d_values, !layout_.tanh, grads, d_v_input,
+              /*add_input=*/d_v_input == d_pi_input);
+  if (layout_.recurrent()) BackwardCells(params, obs, rows, sequences, grads);
   if (layout_.has_trunk()) BackwardTrunk(params, obs, rows, grads);
+}
+
+template <typename T>
+void DenseActorCritic<T>::BackwardCells(const T* params, const T* obs,
+                                        int64_t rows, Sequences sequences,
+                                        T* grads) {
+  const int64_t k = sequences.batch;
+  ASYNCRL_CHECK_GT(k, 0);
+  ASYNCRL_CHECK(sequences.end != nullptr);
+  ASYNCRL_CHECK_EQ(rows % k, 0);
+  const int64_t steps = rows / k;
+  for (size_t c = 0; c < cells_.size(); ++c) {
+    const DenseLayout::Lstm& lstm = layout_.lstm[c];
+    CellRows& cell = cells_[c];
+    const int64_t h = lstm.hidden;
+    const int64_t gates = 4 * h;
+    cell.d_gates.resize(static_cast<size_t>(rows * gates));
+    // d L / d (h, c) of the state entering the step after the one being
+    // processed, per sequence.
+    carry_h_.assign(static_cast<size_t>(k * h), T{0});
+    carry_c_.assign(static_cast<size_t>(k * h), T{0});
+    for (int64_t s = steps; s-- > 0;) {
+      for (int64_t b = 0; b < k; ++b) {
+        const int64_t r = s * k + b;
+        // The next step started from this one's state unless the sequence
+        // ended here (its state was zeroed: no gradient flows back).
+        const bool carried = s + 1 < steps && sequences.end[r] == 0;
+        const T* g = cell.gates.data() + r * gates;
+        const T* t = cell.tanh_c.data() + r * h;
+        const T* c_prev = cell.prev.data() + r * 2 * h + h;
+        const T* d_h = cell.d_h.data() + r * h;
+        T* d_g = cell.d_gates.data() + r * gates;
+        T* carry_h = carry_h_.data() + b * h;
+        T* carry_c = carry_c_.data() + b * h;
+        for (int64_t j = 0; j < h; ++j) {
+          const T i = g[j], f = g[h + j], cg = g[2 * h + j], o = g[3 * h + j];
+          const T dh = d_h[j] + (carried ? carry_h[j] : T{0});
+          const T dc =
+              (carried ? carry_c[j] : T{0}) + dh * o * (T{1} - t[j] * t[j]);
+          d_g[j] = dc * cg * i * (T{1} - i);
+          d_g[h + j] = dc * c_prev[j] * f * (T{1} - f);
+          d_g[2 * h + j] = dc * i * (T{1} - cg * cg);
+          d_g[3 * h + j] = dh * t[j] * o * (T{1} - o);
+          carry_c[j] = dc * f;
+        }
+      }
+      // d h_prev = d gates W_hh, for the step before.
+      if (s > 0) {
+        Gemm(false, false, k, h, gates, cell.d_gates.data() + s * k * gates,
+             gates, params + lstm.weight_hh, h, /*accumulate=*/false,
+             carry_h_.data(), h);
+      }
+    }
+    // dW_hh = d gates^T h_prev and dW_ih = d gates^T x over all the rows;
+    // both biases get the column sums.
+    Gemm(true, false, gates, h, rows, cell.d_gates.data(), gates,
+         cell.prev.data(), 2 * h, /*accumulate=*/false, grads + lstm.weight_hh,
+         h);
+    T* db = grads + lstm.bias_ih;
+    std::fill(db, db + gates, T{0});
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* row = cell.d_gates.data() + r * gates;
+      for (int64_t j = 0; j < gates; ++j) db[j] += row[j];
+    }
+    std::copy(db, db + gates, grads + lstm.bias_hh);
+    const T* x = !lstm.encoder.empty() ? cell.encoder.back().data()
+                 : layout_.has_trunk() ? trunk_acts_.back().data()
+                                       : obs;
+    Gemm(true, false, gates, lstm.in, rows, cell.d_gates.data(), gates, x,
+         lstm.in, /*accumulate=*/false, grads + lstm.weight_ih, lstm.in);
+    if (lstm.encoder.empty() && !layout_.has_trunk()) continue;
+    // d x = d gates W_ih: into the encoder (through its last ReLU) or the
+    // trunk's output gradient.
+    std::vector<T>& d_x = lstm.encoder.empty() ? d_features_ : cell.d_input;
+    d_x.resize(static_cast<size_t>(rows * lstm.in));
+    Gemm(false, false, rows, lstm.in, gates, cell.d_gates.data(), gates,
+         params + lstm.weight_ih, lstm.in, /*accumulate=*/false, d_x.data(),
+         lstm.in);
+    if (lstm.encoder.empty()) continue;
+    const int64_t count = rows * lstm.in;
+    for (int64_t i = 0; i < count; ++i) d_x[i] = x[i] > T{0} ? d_x[i] : T{0};
+    BackwardMlp(lstm.encoder, params, obs, rows, cell.encoder, d_x.data(),
+                /*relu_hidden=*/true, grads, /*d_input=*/nullptr,
+                /*add_input=*/false);
+  }
 }
 
 template <typename T>

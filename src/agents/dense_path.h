@@ -1,11 +1,11 @@
-// The fast path for small feed-forward actor-critics: the forward pass and
-// the gradient of the actor-critic loss of a model that DenseDescription
-// describes (agents/models.h: fc-softmax, fc-gaussian; minatar-conv and
-// atari-conv, whose convolutional trunk pi and v share; board-conv's trunk
-// too, though agents keep it on LibTorch, faster there), computed with
-// BLAS calls directly on the flat parameter buffer (agents/flat_parameters.h):
-// no autograd, no dispatcher, no tensor allocation once the buffers have
-// grown to a rollout's rows.
+// The fast path for small actor-critics: the forward pass and the gradient
+// of the actor-critic loss of a model that DenseDescription describes
+// (agents/models.h: fc-softmax, fc-gaussian; minatar-conv and atari-conv,
+// whose convolutional trunk pi and v share; board-conv's trunk too, though
+// agents keep it on LibTorch, faster there; the -lstm forms of all but
+// board-conv), computed with BLAS calls directly on the flat parameter
+// buffer (agents/flat_parameters.h): no autograd, no dispatcher, no tensor
+// allocation once the buffers have grown to a rollout's rows.
 //
 // A convolution is one gemm over all the rows of a call: the input patches
 // laid out as columns (im2col, [C k k, rows * positions]) times the weight
@@ -13,6 +13,16 @@
 // gemm against the same columns (recomputed from the kept input, not
 // kept), and the input's gradient (for a convolution after the first) as
 // one gemm scattered back over the patches (col2im).
+//
+// An LSTM cell (LstmActorCritic's, gates i, f, g, o) computes the input's
+// share of its gates, x W_ih^T + b_ih + b_hh, for all the rows of a call
+// in one gemm (a rollout's when unrolling), the state's share h W_hh^T one
+// step at a time (one gemm over the step's sequences), and the gates'
+// activations in one loop. Its backward pass runs through time, step by
+// step from the last (one gemm per step for d h_prev = d gates W_hh, the
+// chain cut where a sequence ended, since the next step started from the
+// zero state), then gets W_hh's, W_ih's and the input's gradients in one
+// gemm each over all the rows.
 //
 // Why: at the sizes A3C uses (1 to ~100 rows, layers of 64 to 200 units)
 // LibTorch's per-operator cost (dispatch, autograd bookkeeping, allocation:
@@ -66,12 +76,26 @@ struct DenseLayout {
     int64_t in_size() const { return in_channels * in_h * in_w; }
     int64_t out_size() const { return out_channels * positions(); }
   };
+  // An LSTM cell (DenseDescription::Lstm): [4 H, in] and [4 H, H] weights,
+  // [4 H] biases, and its encoder over the observation (two branches).
+  struct Lstm {
+    int64_t in = 0;
+    int64_t hidden = 0;  // H.
+    int64_t weight_ih = 0;
+    int64_t weight_hh = 0;
+    int64_t bias_ih = 0;
+    int64_t bias_hh = 0;
+    std::vector<Layer> encoder;
+  };
   PolicyKind kind = PolicyKind::kCategorical;
   // The shared trunk (DenseDescription): none when `convs` and `trunk` are
-  // empty; then pi and v read the observation.
+  // empty; then pi and v (or the LSTM cells) read the observation.
   double input_scale = 1.0;
   std::vector<Conv> convs;
   std::vector<Layer> trunk;
+  // Recurrent models: 1 cell (after the trunk) or 2 (the policy's and the
+  // value's branches); pi and v read their hidden outputs.
+  std::vector<Lstm> lstm;
   std::vector<Layer> pi;
   std::vector<Layer> v;
   bool tanh = false;
@@ -89,6 +113,13 @@ struct DenseLayout {
   std::vector<double> half_range;  // Gaussian: [D].
 
   bool has_trunk() const { return !convs.empty() || !trunk.empty(); }
+  bool recurrent() const { return !lstm.empty(); }
+  // Floats of a sequence's recurrent state: each cell's h then c.
+  int64_t state_size() const {
+    return recurrent()
+               ? 2 * lstm.front().hidden * static_cast<int64_t>(lstm.size())
+               : 0;
+  }
   int64_t obs_size() const { return row_size; }
   // Logits per row (categorical) or action dimensions (Gaussian).
   int64_t policy_size() const { return pi.back().out; }
@@ -117,8 +148,30 @@ class DenseActorCritic {
   // one after the other as it acts, and its update reads them all without
   // computing them again. `with_policy` false computes the values only
   // (bootstrap observations).
+  // Feed-forward models only.
   void Forward(const T* params, const T* obs, int64_t rows,
                int64_t first_row = 0, bool with_policy = true);
+  // Recurrent models (layout().recurrent()). One step of `rows` sequences
+  // from their states `state` ([rows, state_size()]); the states after it
+  // go to `next_state` (which may be `state`). Rows kept as Forward's.
+  void Step(const T* params, const T* obs, int64_t rows, int64_t first_row,
+            const T* state, T* next_state, bool with_policy = true);
+  // A rollout of `steps` steps of `batch` sequences (rows step-major, as
+  // agents/rollout.h), from `initial_state` ([batch, state_size()]; null:
+  // zeros), a sequence's state zeroed after a row whose `sequence_end` is
+  // set (ActorCriticModel::Unroll's semantics). Kept as rows [0, steps *
+  // batch): what Step computes acting them one step after the other.
+  void Unroll(const T* params, const T* obs, int64_t batch, int64_t steps,
+              const T* initial_state, const uint8_t* sequence_end);
+  // The state after kept row `row`'s step ([state_size()]) into `out`.
+  void StateAfter(int64_t row, T* out) const;
+
+  // How a recurrent model's kept rows are sequences, for the backward pass
+  // through time: steps of `batch` rows, `end` as Unroll's sequence_end.
+  struct Sequences {
+    int64_t batch = 0;
+    const uint8_t* end = nullptr;
+  };
   // [rows kept, policy_size]: logits (categorical) or means in the action
   // bounds (Gaussian).
   const T* policy() const {
@@ -145,14 +198,17 @@ class DenseActorCritic {
   void OutputGradient(const T* params, const T* obs, int64_t rows,
                       const int64_t* actions, const float* cont_actions,
                       const double* d_log_prob, const double* d_entropy,
-                      const double* d_value, T* grads);
+                      const double* d_value, T* grads,
+                      Sequences sequences = {});
 
   // Backpropagates d L / d policy output (logits, or the means in the action
   // bounds) and d L / d value of the first `rows` kept rows (observations
   // `obs`) into the gradients of the two MLPs' weights and biases in
   // `grads` (overwritten; the log_std gradient is left alone).
+  // Recurrent models: `sequences` says how the rows chain (the initial
+  // state takes no gradient).
   void Backward(const T* params, const T* obs, int64_t rows, const T* d_policy,
-                const T* d_values, T* grads);
+                const T* d_values, T* grads, Sequences sequences = {});
 
  private:
   // `x`: the rows' inputs ([rows, layers.front().in]). `relu_all`: ReLU
@@ -179,9 +235,35 @@ class DenseActorCritic {
   // cols_ ([patch, rows * positions]); `in` points to the first row's
   // input, rows `stride` floats apart.
   void Im2Col(size_t l, const T* in, int64_t stride, int64_t rows);
-  // The input a head reads for kept row 0: the observation or the trunk's
-  // output.
-  const T* HeadInput(const T* obs) const;
+  // The input pi (v: `value`) reads for kept row 0: the observation, the
+  // trunk's output or an LSTM cell's hidden output.
+  const T* HeadInput(const T* obs, bool value) const;
+  // Rows [first_row, first_row + rows) become the last kept.
+  void KeepRows(int64_t first_row, int64_t rows);
+  // The trunk, and the LSTM cells' encoders and input shares of their gates
+  // (x W_ih^T + b_ih + b_hh), for the rows.
+  void EncodeRows(const T* params, const T* obs, int64_t rows,
+                  int64_t first_row);
+  // One LSTM step of the rows from `state`, into `next_state`.
+  void CoreRows(const T* params, int64_t rows, int64_t first_row,
+                const T* state, T* next_state);
+  // pi and v over the rows' head inputs; the policy's masking or squashing.
+  void HeadRows(const T* params, const T* obs, int64_t rows, int64_t first_row,
+                bool with_policy);
+  // Backpropagation through time from the cells' d_h into their weights,
+  // encoders and (d_features_) the trunk's output.
+  void BackwardCells(const T* params, const T* obs, int64_t rows,
+                     Sequences sequences, T* grads);
+
+  // An LSTM cell's rows kept: its encoder's layers, the gates after their
+  // activations ([rows, 4 H]: i, f, g, o), the state before the step
+  // ([rows, 2 H]: h, c), c, tanh(c) and h after it ([rows, H]); and the
+  // backward pass's scratch.
+  struct CellRows {
+    std::vector<std::vector<T>> encoder;
+    std::vector<T> gates, prev, c, tanh_c, h;
+    std::vector<T> d_h, d_gates, d_input;
+  };
 
   DenseLayout layout_;
   int64_t rows_ = 0;  // Rows kept.
@@ -208,6 +290,11 @@ class DenseActorCritic {
   std::vector<T> d_raw_;           // Gaussian: d L / d raw means.
   std::vector<double> d_log_std_;  // Gaussian.
   std::vector<double> probs_;      // Categorical: one row's softmax.
+  std::vector<CellRows> cells_;    // Recurrent models.
+  std::vector<T> gate_bias_;       // Per cell, b_ih + b_hh.
+  std::vector<T> unroll_state_;    // Unroll's [batch, state size].
+  std::vector<T> carry_h_;         // BPTT: d L / d the next step's h, c.
+  std::vector<T> carry_c_;
 };
 
 extern template class DenseActorCritic<float>;

@@ -63,8 +63,9 @@ struct UnrollOutput {
 };
 
 // A model made of two multilayer perceptrons, one for the policy and one
-// for the value, over the observation or over a trunk they share, as the
-// agents' fast path (agents/dense_path.h) computes it without LibTorch.
+// for the value, over the observation or over a trunk they share, or over
+// LSTM cells (Lstm below), as the agents' fast path (agents/dense_path.h)
+// computes it without LibTorch.
 // The tensors are the model's own parameters and buffers.
 struct DenseDescription {
   struct Layer {
@@ -89,6 +90,22 @@ struct DenseDescription {
   double input_scale = 1.0;
   std::vector<Conv> convs;
   std::vector<Layer> trunk;
+  // Recurrent models (LstmActorCritic): LSTM cells between the trunk (or
+  // the observation) and the heads, gate order i, f, g, o (as
+  // torch::nn::LSTMCell). One cell: it reads the trunk's output, and pi
+  // and v read its hidden output. Two: the policy's and the value's
+  // branches, each cell reading its own `encoder` over the observation
+  // (dense layers, ReLU after every one); pi reads the first's hidden
+  // output, v the second's. The state of a sequence is each cell's h then
+  // c, cell after cell (RecurrentActorCritic's).
+  struct Lstm {
+    torch::Tensor weight_ih;  // [4 H, input].
+    torch::Tensor weight_hh;  // [4 H, H].
+    torch::Tensor bias_ih;    // [4 H].
+    torch::Tensor bias_hh;    // [4 H].
+    std::vector<Layer> encoder;
+  };
+  std::vector<Lstm> lstm;
   std::vector<Layer> pi;  // Input to output; the last gives the policy's
                           // logits (or the Gaussian's unsquashed means).
   std::vector<Layer> v;   // Input to output; the last gives the value.

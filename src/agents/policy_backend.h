@@ -14,16 +14,18 @@
 //   (ActorCriticModel::Unroll) and Backward backpropagates through the
 //   graph it kept.
 // - The fast path (dense_backend.cc): models that describe themselves as
-//   two MLPs (fc-softmax, fc-gaussian), or two heads on a convolutional
-//   trunk (minatar-conv, atari-conv), computed with BLAS calls
-//   on the flat parameters (agents/dense_path.h); it keeps the activations of
-//   the rollout's steps as they are acted, so Recompute reads them instead of
-//   forwarding again when the parameters did not change.
+//   two MLPs (fc-softmax, fc-gaussian), two heads on a convolutional trunk
+//   (minatar-conv, atari-conv), or either with LSTM cells before the heads
+//   (the -lstm archs), computed with BLAS calls on the flat parameters
+//   (agents/dense_path.h); it keeps the activations of the rollout's steps
+//   as they are acted, so Recompute reads them instead of forwarding (or
+//   unrolling) again when the parameters did not change.
 // The two compute the same function to rounding (tests/agents/
 // dense_path_test.cc).
 #ifndef ASYNCRL_AGENTS_POLICY_BACKEND_H_
 #define ASYNCRL_AGENTS_POLICY_BACKEND_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -105,6 +107,48 @@ class PolicyBackend {
 
  private:
   static inline const std::vector<float> empty_;
+};
+
+// The recurrent state both back ends keep (none for a feed-forward model,
+// state_size 0): the training rows' [K, state size], row-major, and the
+// evaluation's, as plain floats between steps.
+class StatefulBackend : public PolicyBackend {
+ public:
+  explicit StatefulBackend(int64_t state_size) : state_size_(state_size) {}
+
+  void BeginRollout(int64_t k, std::vector<float>* initial_state) override {
+    // A smaller batch keeps the state of its rows (their episodes go on), a
+    // larger one adds zeros.
+    train_state_.resize(static_cast<size_t>(k * state_size_), 0.0f);
+    *initial_state = train_state_;
+  }
+  void EndSequence(int64_t row) override {
+    std::fill_n(train_state_.begin() + row * state_size_, state_size_, 0.0f);
+  }
+  void EndEvaluationEpisode() override { eval_state_.clear(); }
+  const std::vector<float>& training_state() const override {
+    return train_state_;
+  }
+  const std::vector<float>& evaluation_state() const override {
+    return eval_state_;
+  }
+
+ protected:
+  int64_t state_size() const { return state_size_; }
+  // The states of the `k` rows a step acts (Act's `record`: the training
+  // rows', else the evaluation's), zeros if their count changed; the step
+  // writes the states after it back into them.
+  std::vector<float>& StepStates(bool record, int64_t k) {
+    std::vector<float>& state = record ? train_state_ : eval_state_;
+    const auto size = static_cast<size_t>(k * state_size_);
+    if (state.size() != size) state.assign(size, 0.0f);
+    return state;
+  }
+
+ private:
+  int64_t state_size_;              // Per row; 0 if feed-forward.
+  std::vector<float> train_state_;  // [K, state size].
+  std::vector<float> eval_state_;   // [1, state size].
 };
 
 // The LibTorch back end for `model` (observations of `obs_size` floats),

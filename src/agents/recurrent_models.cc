@@ -77,6 +77,7 @@ LstmActorCriticImpl::LstmActorCriticImpl(std::vector<Trunk> trunks,
                                 std::to_string(trunks.size()));
   }
   for (size_t i = 0; i < trunks.size(); ++i) {
+    fast_path_ = fast_path_ && trunks[i].fast_path;
     const std::string suffix =
         trunks.size() == 1 ? "" : (i == 0 ? "_pi" : "_v");
     trunks_.push_back(register_module("trunk" + suffix, trunks[i].net));
@@ -154,6 +155,39 @@ ModelOutput LstmActorCriticImpl::Heads(const torch::Tensor& hidden) {
   }
   out.value = v_->forward(h_v).squeeze(-1);
   return out;
+}
+
+std::optional<DenseDescription> LstmActorCriticImpl::Describe() const {
+  if (!fast_path_) return std::nullopt;
+  DenseDescription d;
+  d.kind = kind_;
+  // One cell reads a convolutional trunk; two read their own dense
+  // branches over the observation.
+  if (cells_.size() == 1 &&
+      (!DescribeSequential(trunks_[0], &d) || d.image.empty())) {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < cells_.size(); ++i) {
+    const torch::nn::LSTMCellImpl& cell = *cells_[i];
+    DenseDescription::Lstm described{
+        cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh, {}};
+    if (cells_.size() == 2) {
+      DenseDescription branch;
+      if (!DescribeSequential(trunks_[i], &branch) || !branch.image.empty()) {
+        return std::nullopt;
+      }
+      described.encoder = branch.trunk;
+    }
+    d.lstm.push_back(described);
+  }
+  d.pi.push_back({pi_->weight, pi_->bias});
+  d.v.push_back({v_->weight, v_->bias});
+  if (kind_ == PolicyKind::kGaussian) {
+    d.log_std = head_.log_std;
+    d.center = head_.center;
+    d.half_range = head_.half_range;
+  }
+  return d;
 }
 
 }  // namespace asyncrl

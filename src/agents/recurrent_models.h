@@ -78,6 +78,10 @@ class LstmActorCriticImpl : public RecurrentActorCritic {
   RecurrentStep CoreStep(const torch::Tensor& features,
                          const torch::Tensor& state) override;
   ModelOutput Heads(const torch::Tensor& hidden) override;
+  // The fast path's description (DenseDescription::lstm) when every trunk
+  // is made of modules it computes and takes it (Trunk::fast_path): a
+  // shared convolutional trunk, or dense branches.
+  std::optional<DenseDescription> Describe() const override;
   // Step() as TorchScript (Encode, CoreStep and Heads written out).
   std::optional<ScriptedOutput> Script(ScriptWriter& writer,
                                        const std::string& obs,
@@ -91,6 +95,7 @@ class LstmActorCriticImpl : public RecurrentActorCritic {
   torch::nn::Linear pi_{nullptr};
   torch::nn::Linear v_{nullptr};
   GaussianHead head_;  // Gaussian policies only.
+  bool fast_path_ = true;
 };
 TORCH_MODULE(LstmActorCritic);
 

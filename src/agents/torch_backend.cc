@@ -10,14 +10,14 @@
 namespace asyncrl {
 namespace {
 
-class TorchBackend : public PolicyBackend {
+class TorchBackend : public StatefulBackend {
  public:
   TorchBackend(std::shared_ptr<ActorCriticModel> model, int64_t obs_size,
                int64_t action_mask)
-      : model_(std::move(model)),
+      : StatefulBackend(model->StateSize()),
+        model_(std::move(model)),
         kind_(model_->Kind()),
         obs_size_(obs_size),
-        state_size_(model_->StateSize()),
         action_mask_(action_mask) {}
 
   bool fast() const override { return false; }
@@ -30,12 +30,11 @@ class TorchBackend : public PolicyBackend {
     const auto x = torch::from_blob(const_cast<float*>(obs), {k, obs_size_});
     // The rows' recurrent state (none for feed-forward models) goes in and
     // the state after the step comes back into the same floats.
-    std::vector<float>& state = record ? train_state_ : eval_state_;
-    const auto size = static_cast<size_t>(k * state_size_);
-    if (state.size() != size) state.assign(size, 0.0f);
+    std::vector<float>& state = StepStates(record, k);
+    const size_t size = state.size();
     const ModelStep step = model_->Step(
         x, size == 0 ? torch::Tensor()
-                     : torch::from_blob(state.data(), {k, state_size_}));
+                     : torch::from_blob(state.data(), {k, state_size()}));
     if (size > 0) {
       const auto next_state = step.state.contiguous();
       std::memcpy(state.data(), next_state.data_ptr<float>(),
@@ -58,25 +57,6 @@ class TorchBackend : public PolicyBackend {
       rows.log_std = acting_.back().data_ptr<float>();
     }
     return rows;
-  }
-
-  void BeginRollout(int64_t k, std::vector<float>* initial_state) override {
-    // Rows are [K, state size] row-major: a smaller batch keeps the state of
-    // its rows (their episodes go on), a larger one adds zeros.
-    train_state_.resize(static_cast<size_t>(k * state_size_), 0.0f);
-    *initial_state = train_state_;
-  }
-
-  void EndSequence(int64_t row) override {
-    std::fill_n(train_state_.begin() + row * state_size_, state_size_, 0.0f);
-  }
-
-  void EndEvaluationEpisode() override { eval_state_.clear(); }
-  const std::vector<float>& training_state() const override {
-    return train_state_;
-  }
-  const std::vector<float>& evaluation_state() const override {
-    return eval_state_;
   }
 
   void Recompute(const float* params, const Rollout& rollout,
@@ -147,10 +127,7 @@ class TorchBackend : public PolicyBackend {
   std::shared_ptr<ActorCriticModel> model_;
   PolicyKind kind_;
   int64_t obs_size_;
-  int64_t state_size_;  // Per row; 0 if feed-forward.
   int64_t action_mask_;
-  std::vector<float> train_state_;  // [K, state size].
-  std::vector<float> eval_state_;   // [1, state size].
   std::vector<torch::Tensor> acting_;
   torch::Tensor log_prob_, entropy_, value_;  // With the graph.
   torch::Tensor values_, bootstrap_;          // Detached, contiguous.
