@@ -108,9 +108,9 @@ FlagSpecs A3COptions::Flags() {
        "clip normalized rewards to [-this, this], > 0",
        &normalize_rewards_clip},
       {"no-fast-path",
-       "compute fc-softmax and fc-gaussian with LibTorch like the other "
-       "archs instead of the fast path (same results to rounding, slower; "
-       "for comparison)",
+       "compute with LibTorch the archs that take the fast path (fc-*, "
+       "minatar-conv, atari-conv and their -lstm forms; same results to "
+       "rounding, slower; for comparison)",
        &no_fast_path}};
   for (FlagSpec& flag : optimizer.Flags()) flags.push_back(std::move(flag));
   return flags;
