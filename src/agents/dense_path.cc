@@ -50,6 +50,37 @@ void GemvAccumulate(int64_t out, int64_t in, const double* w, const double* x,
               1);
 }
 
+// y = x W^T + b for `rows` rows (the bias written first and the product
+// added, as addmm does): gemv for one row (gemm's packing dominates there).
+template <typename T>
+void AffineRows(const T* w, const T* bias, const T* x, int64_t rows,
+                int64_t out, int64_t in, T* y) {
+  for (int64_t r = 0; r < rows; ++r) std::copy(bias, bias + out, y + r * out);
+  if (rows == 1) {
+    GemvAccumulate(out, in, w, x, y);
+  } else {
+    Gemm(false, true, rows, out, in, x, in, w, in, /*accumulate=*/true, y, out);
+  }
+}
+
+// The column sums of [rows, cols] `d` (a bias's gradient) into `out`.
+template <typename T>
+void ColumnSums(const T* d, int64_t rows, int64_t cols, T* out) {
+  std::fill(out, out + cols, T{0});
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = d + r * cols;
+    for (int64_t j = 0; j < cols; ++j) out[j] += row[j];
+  }
+}
+
+// d through the ReLU whose outputs are `x`. A select, not a branch: the
+// signs are random, and a mispredicted branch per element cost ~10% of a
+// 16-environment update.
+template <typename T>
+void ReluBackward(const T* x, int64_t count, T* d) {
+  for (int64_t i = 0; i < count; ++i) d[i] = x[i] > T{0} ? d[i] : T{0};
+}
+
 // tanh for the activations. In float, through one double exp: glibc's
 // tanhf goes through expm1f, several times slower (18% of an
 // fc-softmax-lstm loop with 16 environments, perf). For |x| >= 1e-4 the
@@ -316,17 +347,8 @@ void DenseActorCritic<T>::ForwardMlp(
     // Rows before first_row are kept (resize preserves them).
     out.resize(static_cast<size_t>((first_row + rows) * layer.out));
     T* y = out.data() + first_row * layer.out;
-    const T* bias = params + layer.bias;
-    for (int64_t r = 0; r < rows; ++r) {
-      std::copy(bias, bias + layer.out, y + r * layer.out);
-    }
-    const T* w = params + layer.weight;
-    if (rows == 1) {
-      GemvAccumulate(layer.out, layer.in, w, x, y);
-    } else {
-      Gemm(false, true, rows, layer.out, layer.in, x, layer.in, w, layer.in,
-           /*accumulate=*/true, y, layer.out);
-    }
+    AffineRows(params + layer.weight, params + layer.bias, x, rows, layer.out,
+               layer.in, y);
     if (relu_all || l + 1 < layers.size()) {
       const int64_t count = rows * layer.out;
       if (!relu_all && layout_.tanh) {
@@ -530,17 +552,8 @@ void DenseActorCritic<T>::EncodeRows(const T* params, const T* obs,
       gate_bias_[j] = params[lstm.bias_ih + j] + params[lstm.bias_hh + j];
     }
     cell.gates.resize(static_cast<size_t>((first_row + rows) * gates));
-    T* y = cell.gates.data() + first_row * gates;
-    for (int64_t r = 0; r < rows; ++r) {
-      std::copy(gate_bias_.begin(), gate_bias_.end(), y + r * gates);
-    }
-    const T* w = params + lstm.weight_ih;
-    if (rows == 1) {
-      GemvAccumulate(gates, lstm.in, w, x, y);
-    } else {
-      Gemm(false, true, rows, gates, lstm.in, x, lstm.in, w, lstm.in,
-           /*accumulate=*/true, y, gates);
-    }
+    AffineRows(params + lstm.weight_ih, gate_bias_.data(), x, rows, gates,
+               lstm.in, cell.gates.data() + first_row * gates);
   }
 }
 
@@ -737,12 +750,7 @@ void DenseActorCritic<T>::BackwardMlp(
     // dW = dY^T X, db = the column sums of dY.
     Gemm(true, false, layer.out, layer.in, rows, dy, layer.out, x, layer.in,
          /*accumulate=*/false, grads + layer.weight, layer.in);
-    T* db = grads + layer.bias;
-    std::fill(db, db + layer.out, T{0});
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* row = dy + r * layer.out;
-      for (int64_t j = 0; j < layer.out; ++j) db[j] += row[j];
-    }
+    ColumnSums(dy, rows, layer.out, grads + layer.bias);
     if (l == 0) {
       if (d_input != nullptr) {
         Gemm(false, false, rows, layer.in, layer.out, dy, layer.out,
@@ -760,10 +768,7 @@ void DenseActorCritic<T>::BackwardMlp(
       T* d = d_next_.data();
       for (int64_t i = 0; i < count; ++i) d[i] *= T{1} - x[i] * x[i];
     } else {
-      // A select, not a branch: the signs are random, and a mispredicted
-      // branch per element cost ~10% of a 16-environment update.
-      T* d = d_next_.data();
-      for (int64_t i = 0; i < count; ++i) d[i] = x[i] > T{0} ? d[i] : T{0};
+      ReluBackward(x, count, d_next_.data());
     }
     d_cur_.swap(d_next_);
     dy = d_cur_.data();
@@ -815,84 +820,87 @@ void DenseActorCritic<T>::Backward(const T* params, const T* obs, int64_t rows,
 }
 
 template <typename T>
-void DenseActorCritic<T>::BackwardCells(const T* params, const T* obs,
-                                        int64_t rows, Sequences sequences,
-                                        T* grads) {
+void DenseActorCritic<T>::GatesThroughTime(const T* params, size_t c,
+                                           int64_t rows, Sequences sequences) {
   const int64_t k = sequences.batch;
   ASYNCRL_CHECK_GT(k, 0);
   ASYNCRL_CHECK(sequences.end != nullptr);
   ASYNCRL_CHECK_EQ(rows % k, 0);
   const int64_t steps = rows / k;
+  CellRows& cell = cells_[c];
+  const int64_t h = layout_.lstm[c].hidden;
+  const int64_t gates = 4 * h;
+  cell.d_gates.resize(static_cast<size_t>(rows * gates));
+  // d L / d (h, c) of the state entering the step after the one being
+  // processed, per sequence.
+  carry_h_.assign(static_cast<size_t>(k * h), T{0});
+  carry_c_.assign(static_cast<size_t>(k * h), T{0});
+  for (int64_t s = steps; s-- > 0;) {
+    for (int64_t b = 0; b < k; ++b) {
+      const int64_t r = s * k + b;
+      // The next step started from this one's state unless the sequence
+      // ended here (its state was zeroed: no gradient flows back).
+      const bool carried = s + 1 < steps && sequences.end[r] == 0;
+      const T* g = cell.gates.data() + r * gates;
+      const T* t = cell.tanh_c.data() + r * h;
+      const T* c_prev = cell.prev.data() + r * 2 * h + h;
+      const T* d_h = cell.d_h.data() + r * h;
+      T* d_g = cell.d_gates.data() + r * gates;
+      T* carry_h = carry_h_.data() + b * h;
+      T* carry_c = carry_c_.data() + b * h;
+      for (int64_t j = 0; j < h; ++j) {
+        const T i = g[j], f = g[h + j], cg = g[2 * h + j], o = g[3 * h + j];
+        const T dh = d_h[j] + (carried ? carry_h[j] : T{0});
+        const T dc =
+            (carried ? carry_c[j] : T{0}) + dh * o * (T{1} - t[j] * t[j]);
+        d_g[j] = dc * cg * i * (T{1} - i);
+        d_g[h + j] = dc * c_prev[j] * f * (T{1} - f);
+        d_g[2 * h + j] = dc * i * (T{1} - cg * cg);
+        d_g[3 * h + j] = dh * t[j] * o * (T{1} - o);
+        carry_c[j] = dc * f;
+      }
+    }
+    // d h_prev = d gates W_hh, for the step before.
+    if (s > 0) {
+      Gemm(false, false, k, h, gates, cell.d_gates.data() + s * k * gates,
+           gates, params + layout_.lstm[c].weight_hh, h, /*accumulate=*/false,
+           carry_h_.data(), h);
+    }
+  }
+}
+
+template <typename T>
+void DenseActorCritic<T>::BackwardCells(const T* params, const T* obs,
+                                        int64_t rows, Sequences sequences,
+                                        T* grads) {
   for (size_t c = 0; c < cells_.size(); ++c) {
     const DenseLayout::Lstm& lstm = layout_.lstm[c];
     CellRows& cell = cells_[c];
     const int64_t h = lstm.hidden;
     const int64_t gates = 4 * h;
-    cell.d_gates.resize(static_cast<size_t>(rows * gates));
-    // d L / d (h, c) of the state entering the step after the one being
-    // processed, per sequence.
-    carry_h_.assign(static_cast<size_t>(k * h), T{0});
-    carry_c_.assign(static_cast<size_t>(k * h), T{0});
-    for (int64_t s = steps; s-- > 0;) {
-      for (int64_t b = 0; b < k; ++b) {
-        const int64_t r = s * k + b;
-        // The next step started from this one's state unless the sequence
-        // ended here (its state was zeroed: no gradient flows back).
-        const bool carried = s + 1 < steps && sequences.end[r] == 0;
-        const T* g = cell.gates.data() + r * gates;
-        const T* t = cell.tanh_c.data() + r * h;
-        const T* c_prev = cell.prev.data() + r * 2 * h + h;
-        const T* d_h = cell.d_h.data() + r * h;
-        T* d_g = cell.d_gates.data() + r * gates;
-        T* carry_h = carry_h_.data() + b * h;
-        T* carry_c = carry_c_.data() + b * h;
-        for (int64_t j = 0; j < h; ++j) {
-          const T i = g[j], f = g[h + j], cg = g[2 * h + j], o = g[3 * h + j];
-          const T dh = d_h[j] + (carried ? carry_h[j] : T{0});
-          const T dc =
-              (carried ? carry_c[j] : T{0}) + dh * o * (T{1} - t[j] * t[j]);
-          d_g[j] = dc * cg * i * (T{1} - i);
-          d_g[h + j] = dc * c_prev[j] * f * (T{1} - f);
-          d_g[2 * h + j] = dc * i * (T{1} - cg * cg);
-          d_g[3 * h + j] = dh * t[j] * o * (T{1} - o);
-          carry_c[j] = dc * f;
-        }
-      }
-      // d h_prev = d gates W_hh, for the step before.
-      if (s > 0) {
-        Gemm(false, false, k, h, gates, cell.d_gates.data() + s * k * gates,
-             gates, params + lstm.weight_hh, h, /*accumulate=*/false,
-             carry_h_.data(), h);
-      }
-    }
+    GatesThroughTime(params, c, rows, sequences);
+    const T* d_g = cell.d_gates.data();
     // dW_hh = d gates^T h_prev and dW_ih = d gates^T x over all the rows;
     // both biases get the column sums.
-    Gemm(true, false, gates, h, rows, cell.d_gates.data(), gates,
-         cell.prev.data(), 2 * h, /*accumulate=*/false, grads + lstm.weight_hh,
-         h);
-    T* db = grads + lstm.bias_ih;
-    std::fill(db, db + gates, T{0});
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* row = cell.d_gates.data() + r * gates;
-      for (int64_t j = 0; j < gates; ++j) db[j] += row[j];
-    }
-    std::copy(db, db + gates, grads + lstm.bias_hh);
+    Gemm(true, false, gates, h, rows, d_g, gates, cell.prev.data(), 2 * h,
+         /*accumulate=*/false, grads + lstm.weight_hh, h);
+    ColumnSums(d_g, rows, gates, grads + lstm.bias_ih);
+    std::copy_n(grads + lstm.bias_ih, gates, grads + lstm.bias_hh);
     const T* x = !lstm.encoder.empty() ? cell.encoder.back().data()
                  : layout_.has_trunk() ? trunk_acts_.back().data()
                                        : obs;
-    Gemm(true, false, gates, lstm.in, rows, cell.d_gates.data(), gates, x,
-         lstm.in, /*accumulate=*/false, grads + lstm.weight_ih, lstm.in);
+    Gemm(true, false, gates, lstm.in, rows, d_g, gates, x, lstm.in,
+         /*accumulate=*/false, grads + lstm.weight_ih, lstm.in);
     if (lstm.encoder.empty() && !layout_.has_trunk()) continue;
     // d x = d gates W_ih: into the encoder (through its last ReLU) or the
     // trunk's output gradient.
     std::vector<T>& d_x = lstm.encoder.empty() ? d_features_ : cell.d_input;
     d_x.resize(static_cast<size_t>(rows * lstm.in));
-    Gemm(false, false, rows, lstm.in, gates, cell.d_gates.data(), gates,
+    Gemm(false, false, rows, lstm.in, gates, d_g, gates,
          params + lstm.weight_ih, lstm.in, /*accumulate=*/false, d_x.data(),
          lstm.in);
     if (lstm.encoder.empty()) continue;
-    const int64_t count = rows * lstm.in;
-    for (int64_t i = 0; i < count; ++i) d_x[i] = x[i] > T{0} ? d_x[i] : T{0};
+    ReluBackward(x, rows * lstm.in, d_x.data());
     BackwardMlp(lstm.encoder, params, obs, rows, cell.encoder, d_x.data(),
                 /*relu_hidden=*/true, grads, /*d_input=*/nullptr,
                 /*add_input=*/false);
@@ -903,11 +911,8 @@ template <typename T>
 void DenseActorCritic<T>::BackwardTrunk(const T* params, const T* obs,
                                         int64_t rows, T* grads) {
   // Through the ReLU after the trunk's last layer.
-  const T* out = trunk_acts_.back().data();
-  const int64_t count = rows * layout_.trunk.back().out;
-  for (int64_t i = 0; i < count; ++i) {
-    d_features_[i] = out[i] > T{0} ? d_features_[i] : T{0};
-  }
+  ReluBackward(trunk_acts_.back().data(), rows * layout_.trunk.back().out,
+               d_features_.data());
   const DenseLayout::Conv& last = layout_.convs.back();
   d_conv_.resize(static_cast<size_t>(rows * last.out_size()));
   BackwardMlp(layout_.trunk, params, conv_acts_.back().data(), rows,

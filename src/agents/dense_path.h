@@ -254,6 +254,10 @@ class DenseActorCritic {
   // encoders and (d_features_) the trunk's output.
   void BackwardCells(const T* params, const T* obs, int64_t rows,
                      Sequences sequences, T* grads);
+  // Cell `c`'s d_gates (before the activations) from its d_h, step by step
+  // from the last.
+  void GatesThroughTime(const T* params, size_t c, int64_t rows,
+                        Sequences sequences);
 
   // An LSTM cell's rows kept: its encoder's layers, the gates after their
   // activations ([rows, 4 H]: i, f, g, o), the state before the step
