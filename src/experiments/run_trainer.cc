@@ -22,6 +22,7 @@
 #include "asyncrl/experiments/self_play/self_play.h"
 #include "asyncrl/experiments/self_play/self_play_extension.h"
 #include "asyncrl/experiments/train_agent_async.h"
+#include "asyncrl/experiments/training_returns.h"
 #include "asyncrl/misc/build_info.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/json.h"
@@ -122,6 +123,8 @@ class TrainerRun {
   // The built-in features, then the program's own extensions.
   Extensions AssembleExtensions() const {
     Extensions extensions;
+    // First: its column comes right after the agent's statistics.
+    extensions.push_back(std::make_shared<TrainingReturnsExtension>());
     if (f_.curriculum) {
       extensions.push_back(
           std::make_shared<CurriculumExtension>(f_.curriculum));

@@ -49,6 +49,9 @@ void TrainOptions::Validate() const {
           "0 (no periodic checkpoints) or a positive integer");
   Require(keep_checkpoints >= 1, "keep_checkpoints", keep_checkpoints,
           "an integer >= 1");
+  Require(train_returns_window >= 0 && train_returns_window <= 10000,
+          "train_returns_window", train_returns_window,
+          "an integer in [0, 10000] (0: off)");
   Require(!outdir.empty(), "outdir", "\"\"", "a directory path");
   Require(load.empty() || resume.empty(), "load", load,
           "not together with resume (resume continues a run, load starts a "
@@ -89,6 +92,11 @@ FlagSpecs TrainOptions::Flags() {
        "once the steps are spent, kill a worker that makes no step or save "
        "for this many seconds and fail the run naming it",
        &finish_timeout},
+      {"train-returns-window",
+       "scores.txt's train_mean, the status line and the run's end report "
+       "the mean return of the last this many training episodes "
+       "(environment units; 0: off)",
+       &train_returns_window},
       {"profile",
        "write a CPU profile per process to profile-<process_idx>-<pid>.prof "
        "(read with google-pprof --text)",

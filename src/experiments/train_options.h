@@ -85,6 +85,11 @@ struct TrainOptions {
   // Write a gperftools CPU profile per process to
   // <outdir>/profile-<process_idx>-<pid>.prof (the parent's: profile-parent-).
   bool profile = false;
+  // The mean return of the last this many training episodes (environment
+  // units) in scores.txt's train_mean, the status line and the end of the
+  // run (RunTrainer's TrainingReturnsExtension,
+  // experiments/training_returns.h); 0: off. [0, 10000].
+  int64_t train_returns_window = 100;
   // Recorded in every checkpoint's metadata.
   std::map<std::string, std::string> config;
   std::string env_name;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdio>
@@ -182,6 +183,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"--max-grad-norm nan",
                 "--max-grad-norm=nan is invalid; accepted: a number"},
         BadFlag{"--keep-checkpoints 0", "--keep-checkpoints=0"},
+        BadFlag{"--train-returns-window -1",
+                "--train-returns-window=-1 is invalid; accepted: an integer "
+                "in [0, 10000] (0: off)"},
+        BadFlag{"--train-returns-window 10001", "--train-returns-window=10001"},
         BadFlag{"--checkpoint-interval -1", "--checkpoint-interval=-1"},
         BadFlag{"--env-param length=9",
                 "--env-param=length=9 is invalid; accepted: length=VALUE "
@@ -646,6 +651,63 @@ TEST(TrainA3CTest, NormalizeRewardsIsRecordedCheckpointedAndReportsRawScores) {
         << r.output;
     EXPECT_FALSE(fs::exists(out));
   }
+}
+
+// The mean return of the last training episodes: scores.txt's train_mean
+// (right after the agent's statistics) in the environment's units (CartPole's
+// returns are episode lengths, 8 to 500, whatever --reward-scale-factor),
+// the run's last lines, checkpoints, resumed; off with a window of 0.
+TEST(TrainA3CTest, TrainingReturnsAreReportedInTheEnvironmentsUnits) {
+  TempDir dir("train_returns");
+  const std::string common =
+      " --env CartPole-v1 --processes 1 --eval-n-runs 1 --eval-interval 1000"
+      " --quiet";
+  const ProcessRun run = TrainA3C("--outdir " + dir.str() + common +
+                                  " --steps 3000 --train-returns-window 20");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder = RunFolder(run);
+  EXPECT_EQ(RecordedOption(folder, "train-returns-window"), "20");
+  const auto scores = ReadLines(folder / "scores.txt");
+  ASSERT_EQ(scores.size(), 4u);
+  const auto header = testing::Split(scores[0], '\t');
+  const auto column = std::find(header.begin(), header.end(), "train_mean");
+  ASSERT_NE(column, header.end()) << scores[0];
+  const size_t at = static_cast<size_t>(column - header.begin());
+  for (size_t row = 1; row < scores.size(); ++row) {
+    const double mean = std::stod(testing::Split(scores[row], '\t').at(at));
+    EXPECT_GE(mean, 8) << scores[row];
+    EXPECT_LE(mean, 500) << scores[row];
+  }
+  EXPECT_NE(run.output.find("training episodes: mean return of the last 20 "),
+            std::string::npos)
+      << run.output;
+  const proto::Checkpoint finish =
+      LoadCheckpointDir((folder / "3000_finish").string());
+  const int64_t recorded = finish.training_returns().recorded();
+  EXPECT_GT(recorded, 20);  // 3000 steps of episodes of at most ~100.
+  EXPECT_EQ(finish.training_returns().newest_size(), 20);
+  for (double r : finish.training_returns().newest()) {
+    // Steps of 0.01 summed, then divided by 0.01: an integer up to rounding.
+    EXPECT_NEAR(r, std::round(r), 1e-9 * r);
+    EXPECT_GE(r, 8);
+  }
+  // Resumed: the ring goes on from the checkpoint's.
+  const ProcessRun resumed = TrainA3C(
+      "--resume " + (folder / "3000_finish").string() + " --steps 4000");
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_GT(LoadCheckpointDir((folder / "4000_finish").string())
+                .training_returns()
+                .recorded(),
+            recorded);
+  // Off: no column, no line, nothing in the checkpoint.
+  const ProcessRun off = TrainA3C("--outdir " + dir.str() + common +
+                                  " --steps 1000 --train-returns-window 0");
+  ASSERT_EQ(off.status, 0) << off.output;
+  EXPECT_EQ(ReadLines(RunFolder(off) / "scores.txt")[0].find("train_mean"),
+            std::string::npos);
+  EXPECT_EQ(off.output.find("training episodes"), std::string::npos);
+  EXPECT_FALSE(LoadCheckpointDir((RunFolder(off) / "1000_finish").string())
+                   .has_training_returns());
 }
 
 // Each of `flag_sets` exits 2 with one line and creates no --outdir.
@@ -1437,7 +1499,7 @@ TEST(CustomAgentExampleTest, ItsStepHookAnnealsTheNoise) {
   ASSERT_GE(lines.size(), 4u);
   for (size_t i = 1; i < lines.size(); ++i) {
     const auto fields = testing::Split(lines[i], '\t');
-    ASSERT_EQ(fields.size(), 12u) << lines[i];
+    ASSERT_EQ(fields.size(), 13u) << lines[i];  // The last: train_mean.
     // The evaluation runs at an episode end whose last step set the noise.
     const double expected =
         0.5 * std::max(0.01, 1.0 - std::stod(fields[0]) / 20000.0);
@@ -1466,10 +1528,11 @@ TEST(CustomAgentExampleTest, TrainsCartPoleToTheSuccessfulScore) {
   EXPECT_TRUE(fs::exists(run / "successful" / "checkpoint.pb")) << r.output;
   // The agent's own statistics are scores.txt columns.
   const auto header = testing::Split(ReadLines(run / "scores.txt").at(0), '\t');
-  ASSERT_EQ(header.size(), 12u);
+  ASSERT_EQ(header.size(), 13u);
   EXPECT_EQ(header[8], "best_return");
   EXPECT_EQ(header[10], "episodes_seen");
   EXPECT_EQ(header[11], "noise");
+  EXPECT_EQ(header[12], "train_mean");  // The trainer's own extension's.
   // The same flags and errors as train_a3c, under the program's name.
   const ProcessRun bad = Exec(CUSTOM_AGENT_EXAMPLE_BIN, "--t-max 0");
   EXPECT_EQ(bad.status, 2);
