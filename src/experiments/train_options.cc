@@ -49,9 +49,11 @@ void TrainOptions::Validate() const {
           "0 (no periodic checkpoints) or a positive integer");
   Require(keep_checkpoints >= 1, "keep_checkpoints", keep_checkpoints,
           "an integer >= 1");
-  Require(train_returns_window >= 0 && train_returns_window <= 10000,
+  Require(train_returns_window >= 0 &&
+              train_returns_window <= kMaxTrainReturnsWindow,
           "train_returns_window", train_returns_window,
-          "an integer in [0, 10000] (0: off)");
+          "an integer in [0, " + std::to_string(kMaxTrainReturnsWindow) +
+              "] (0: off)");
   Require(!outdir.empty(), "outdir", "\"\"", "a directory path");
   Require(load.empty() || resume.empty(), "load", load,
           "not together with resume (resume continues a run, load starts a "

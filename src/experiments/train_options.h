@@ -18,6 +18,8 @@ namespace asyncrl {
 struct TrainOptions {
   // The most worker processes, and environments per process, a run takes.
   static constexpr int kMaxWorkers = 4096;
+  // The longest window of train_returns_window (its shared ring's size).
+  static constexpr int64_t kMaxTrainReturnsWindow = 10000;
 
   // The defaults of steps, eval_interval and eval_n_episodes are
   // train_agent_async's (8e7, 1e6, 10); train_a3c sets its own (run_flags.cc).
@@ -88,7 +90,7 @@ struct TrainOptions {
   // The mean return of the last this many training episodes (environment
   // units) in scores.txt's train_mean, the status line and the end of the
   // run (RunTrainer's TrainingReturnsExtension,
-  // experiments/training_returns.h); 0: off. [0, 10000].
+  // experiments/training_returns.h); 0: off. [0, kMaxTrainReturnsWindow].
   int64_t train_returns_window = 100;
   // Recorded in every checkpoint's metadata.
   std::map<std::string, std::string> config;

@@ -27,7 +27,11 @@ class TrainingReturnsWorker : public WorkerExtension {
 
   void EpisodeEnded(int64_t, int64_t, double episode_return,
                     bool measured) override {
-    if (measured) block_.Record(episode_return / reward_scale_);
+    if (!measured) return;
+    // A scale of 0 (accepted by --reward-scale-factor) leaves nothing to
+    // divide out: the return as the environment gave it.
+    block_.Record(reward_scale_ != 0 ? episode_return / reward_scale_
+                                     : episode_return);
   }
 
  private:
@@ -43,7 +47,9 @@ TrainingReturnsBlock::TrainingReturnsBlock() {
 
 void TrainingReturnsBlock::Record(double episode_return) {
   const int64_t w = window.load(std::memory_order_relaxed);
-  if (w <= 0) return;
+  // A non-finite return (an environment's own bug) would poison every mean
+  // after it, and a checkpoint holding it could not be resumed.
+  if (w <= 0 || !std::isfinite(episode_return)) return;
   const int64_t i = recorded.fetch_add(1, std::memory_order_relaxed);
   returns[i % w].store(episode_return, std::memory_order_release);
 }
@@ -63,9 +69,10 @@ std::optional<double> TrainingReturnsBlock::Mean(int64_t* count) const {
   return sum / static_cast<double>(n);
 }
 
-std::vector<double> TrainingReturnsBlock::Newest() const {
+std::vector<double> TrainingReturnsBlock::Newest(int64_t* total_out) const {
   const int64_t w = window.load(std::memory_order_relaxed);
   const int64_t total = recorded.load(std::memory_order_acquire);
+  if (total_out != nullptr) *total_out = total;
   std::vector<double> out;
   if (w <= 0) return out;
   for (int64_t k = std::max<int64_t>(0, total - w); k < total; ++k) {
@@ -98,7 +105,9 @@ void TrainingReturnsExtension::Configure(const TrainOptions& options, Env&) {
   window_ = options.train_returns_window;
   reward_scale_ = options.reward_scale;
   column_ = window_ > 0;
-  if (column_ && !options.resume.empty()) {
+  if (!options.resume.empty()) {
+    // A resumed run keeps the columns its scores.txt has: none from before
+    // the column existed, "nan" cells when resumed with a window of 0.
     std::ifstream in(std::filesystem::path(options.outdir) / "scores.txt");
     std::string header;
     if (in && std::getline(in, header)) {
@@ -123,28 +132,34 @@ void TrainingReturnsExtension::Place(void* shared, const RunInfo& run) {
 void TrainingReturnsExtension::SaveTo(proto::Checkpoint* checkpoint) const {
   if (block_ == nullptr) return;
   auto* saved = checkpoint->mutable_training_returns();
-  saved->set_recorded(block_->recorded.load());
-  for (double r : block_->Newest()) saved->add_newest(r);
+  int64_t total = 0;
+  for (double r : block_->Newest(&total)) saved->add_newest(r);
+  saved->set_recorded(total);
 }
 
 void TrainingReturnsExtension::LoadFrom(const proto::Checkpoint& checkpoint) {
   if (block_ == nullptr || !checkpoint.has_training_returns()) return;
+  // Only a report: a value that cannot be a return is left out with a
+  // warning (the run folder is already open when checkpoints load, and the
+  // agent's state is what the resume is for).
   const auto& saved = checkpoint.training_returns();
-  const std::vector<double> newest(saved.newest().begin(),
-                                   saved.newest().end());
-  for (double r : newest) {
-    if (!std::isfinite(r)) {
-      throw std::runtime_error("training_returns.newest holds " +
-                               FormatCell(r) +
-                               "; accepted: finite episode returns");
+  std::vector<double> newest;
+  int64_t dropped = 0;
+  for (double r : saved.newest()) {
+    if (std::isfinite(r)) {
+      newest.push_back(r);
+    } else {
+      ++dropped;
     }
   }
-  if (saved.recorded() < 0) {
-    throw std::runtime_error("training_returns.recorded is " +
-                             std::to_string(saved.recorded()) +
-                             "; accepted: a count >= 0");
+  if (dropped > 0 || saved.recorded() < 0) {
+    Log(LogLevel::kWarning, "training returns: the checkpoint's ring holds " +
+                                std::to_string(dropped) +
+                                " non-finite returns and recorded=" +
+                                std::to_string(saved.recorded()) +
+                                "; kept its finite returns only");
   }
-  block_->Restore(saved.recorded(), newest);
+  block_->Restore(std::max<int64_t>(0, saved.recorded()), newest);
 }
 
 std::vector<std::string> TrainingReturnsExtension::ScoreColumns() const {
@@ -155,7 +170,8 @@ std::vector<std::string> TrainingReturnsExtension::ScoreColumns() const {
 void TrainingReturnsExtension::EvaluationBegins(
     int64_t, std::vector<std::string>* cells) {
   if (!column_) return;
-  const std::optional<double> mean = block_->Mean();
+  const std::optional<double> mean =
+      block_ != nullptr ? block_->Mean() : std::nullopt;
   // "nan" before the first training episode ends, as numpy reads it.
   cells->push_back(FormatCell(mean ? *mean : kNone));
 }
@@ -164,6 +180,11 @@ std::unique_ptr<WorkerExtension> TrainingReturnsExtension::StartWorker(
     const WorkerInfo&) {
   if (block_ == nullptr) return nullptr;
   return std::make_unique<TrainingReturnsWorker>(*block_, reward_scale_);
+}
+
+void TrainingReturnsExtension::Release() {
+  block_ = nullptr;
+  control_ = nullptr;
 }
 
 void TrainingReturnsExtension::Report(EventWriter& events, bool periodic) {
@@ -189,7 +210,7 @@ void TrainingReturnsExtension::Conclude(const GroupReport&, RunEnd* end) {
   const std::optional<double> mean = block_->Mean(&count);
   if (!mean) return;
   end->notes.push_back("training episodes: mean return of the last " +
-                       std::to_string(count) + " " + FormatCell(*mean) +
+                       std::to_string(count) + ": " + FormatCell(*mean) +
                        " (environment units; " +
                        std::to_string(block_->recorded.load()) + " recorded)");
 }

@@ -7,6 +7,8 @@
 // average return of the last 100 training episodes), and for a task like
 // MountainCar whether training episodes reach the goal at all while the
 // evaluations do not yet. Saved in checkpoints and restored by --resume.
+// With several hosts, each host's ring holds its own episodes (rank 0's
+// are the ones scores.txt shows).
 #ifndef ASYNCRL_EXPERIMENTS_TRAINING_RETURNS_H_
 #define ASYNCRL_EXPERIMENTS_TRAINING_RETURNS_H_
 
@@ -26,7 +28,7 @@ namespace asyncrl {
 // holds NaN and is skipped. While a slot is being rewritten a reader may
 // see the return it replaces (one episode a lap older) in the mean.
 struct TrainingReturnsBlock {
-  static constexpr int64_t kMaxWindow = 10000;
+  static constexpr int64_t kMaxWindow = TrainOptions::kMaxTrainReturnsWindow;
   TrainingReturnsBlock();
   std::atomic<int64_t> window{0};
   std::atomic<int64_t> recorded{0};  // Returns recorded, ever (the run's).
@@ -37,8 +39,9 @@ struct TrainingReturnsBlock {
   // The mean of the recorded returns of the window (std::nullopt: none
   // yet), and how many it averages.
   std::optional<double> Mean(int64_t* count = nullptr) const;
-  // The window's returns, oldest first (checkpoints).
-  std::vector<double> Newest() const;
+  // The window's returns, oldest first (checkpoints), and the count of
+  // returns recorded they were read at (null: not wanted).
+  std::vector<double> Newest(int64_t* total = nullptr) const;
   // Restores a ring of `window` from `recorded` and its newest returns
   // (oldest first; the newest `window` of them are kept).
   void Restore(int64_t recorded_total, const std::vector<double>& newest);
@@ -58,6 +61,7 @@ class TrainingReturnsExtension : public TrainerExtension {
   void Report(EventWriter& events, bool periodic) override;
   std::string Status() const override;
   void Conclude(const GroupReport& report, RunEnd* end) override;
+  void Release() override;
 
   // The shared ring (after Place), for tests.
   TrainingReturnsBlock& block() { return *block_; }

@@ -678,7 +678,7 @@ TEST(TrainA3CTest, TrainingReturnsAreReportedInTheEnvironmentsUnits) {
     EXPECT_GE(mean, 8) << scores[row];
     EXPECT_LE(mean, 500) << scores[row];
   }
-  EXPECT_NE(run.output.find("training episodes: mean return of the last 20 "),
+  EXPECT_NE(run.output.find("training episodes: mean return of the last 20: "),
             std::string::npos)
       << run.output;
   const proto::Checkpoint finish =

@@ -113,7 +113,7 @@ TEST(TrainingReturnsTest, WorkerProcessesShareTheRing) {
   p.extension.Conclude(GroupReport{}, &end);
   ASSERT_EQ(end.notes.size(), 1u);
   EXPECT_EQ(end.notes[0],
-            "training episodes: mean return of the last 150 124.5 "
+            "training episodes: mean return of the last 150: 124.5 "
             "(environment units; 150 recorded)");
 }
 
@@ -151,15 +151,26 @@ TEST(TrainingReturnsTest, CheckpointsKeepTheWindowAcrossResume) {
   EXPECT_FALSE(old.extension.block().Mean().has_value());
 }
 
-TEST(TrainingReturnsTest, ACorruptSavedRingIsRefused) {
+TEST(TrainingReturnsTest, ACorruptSavedRingKeepsItsFiniteReturns) {
   Placed p(4);
-  proto::Checkpoint nan;
-  nan.mutable_training_returns()->set_recorded(1);
-  nan.mutable_training_returns()->add_newest(std::nan(""));
-  EXPECT_THROW(p.extension.LoadFrom(nan), std::runtime_error);
-  proto::Checkpoint negative;
-  negative.mutable_training_returns()->set_recorded(-3);
-  EXPECT_THROW(p.extension.LoadFrom(negative), std::runtime_error);
+  proto::Checkpoint bad;
+  bad.mutable_training_returns()->set_recorded(-3);
+  bad.mutable_training_returns()->add_newest(std::nan(""));
+  bad.mutable_training_returns()->add_newest(7);
+  bad.mutable_training_returns()->add_newest(INFINITY);
+  p.extension.LoadFrom(bad);
+  EXPECT_EQ(p.extension.block().Newest(), std::vector<double>{7});
+  EXPECT_EQ(p.extension.block().recorded.load(), 1);
+}
+
+TEST(TrainingReturnsTest, NonFiniteReturnsAndAZeroScaleAreHandled) {
+  Placed p(4, /*reward_scale=*/0.0);
+  std::unique_ptr<WorkerExtension> worker = p.extension.StartWorker({});
+  worker->EpisodeEnded(0, 1, 3.0, true);  // Nothing to divide out: 3.
+  worker->EpisodeEnded(0, 2, std::nan(""), true);
+  worker->EpisodeEnded(0, 3, -INFINITY, true);
+  EXPECT_EQ(p.extension.block().Newest(), std::vector<double>{3});
+  EXPECT_EQ(p.extension.block().recorded.load(), 1);
 }
 
 TEST(TrainingReturnsTest, ARunResumedFromBeforeTheColumnKeepsItsColumns) {
@@ -181,6 +192,14 @@ TEST(TrainingReturnsTest, ARunResumedFromBeforeTheColumnKeepsItsColumns) {
   Placed new_run(100, 1.0, (dir / "1000_checkpoint").string(), dir.string());
   EXPECT_EQ(new_run.extension.ScoreColumns(),
             std::vector<std::string>{"train_mean"});
+  // Resumed with the window off, it keeps the column and writes "nan".
+  Placed off(0, 1.0, (dir / "1000_checkpoint").string(), dir.string());
+  EXPECT_EQ(off.extension.ScoreColumns(),
+            std::vector<std::string>{"train_mean"});
+  std::vector<std::string> cells;
+  off.extension.EvaluationBegins(1000, &cells);
+  EXPECT_EQ(cells, std::vector<std::string>{"nan"});
+  EXPECT_EQ(off.extension.StartWorker(WorkerInfo{}), nullptr);
   std::filesystem::remove_all(dir);
 }
 
