@@ -29,7 +29,9 @@ BOOTSTRAP_SAMPLES = 10000
 
 
 def read_scores(path):
-    """Rows of (steps, elapsed, mean) from a scores.txt."""
+    """Rows of (steps, elapsed, mean, train) from a scores.txt; train is the
+    train_mean column (the mean return of the last 100 training episodes),
+    None where the file has no such column or the cell is nan."""
     rows = []
     with open(path, encoding="utf-8") as f:
         header = f.readline().rstrip("\n").split("\t")
@@ -41,8 +43,13 @@ def read_scores(path):
             fields = line.rstrip("\n").split("\t")
             if len(fields) < len(header):
                 continue
+            train = None
+            if "train_mean" in col:
+                train = float(fields[col["train_mean"]])
+                if math.isnan(train):
+                    train = None
             rows.append((int(fields[col["steps"]]), float(fields[col["elapsed"]]),
-                         float(fields[col["mean"]])))
+                         float(fields[col["mean"]]), train))
     return rows
 
 
@@ -89,8 +96,9 @@ def median_reached(values):
 
 def svg(task, bar, budget, runs):
     width, height, left, right, top, bottom = 720, 420, 80, 110, 40, 50
-    points = [(s, m) for _, rows in runs for s, _, m in rows]
-    ys = [m for _, m in points] + [bar]
+    points = [(s, m) for _, rows in runs for s, _, m, _ in rows]
+    trains = [t for _, rows in runs for _, _, _, t in rows if t is not None]
+    ys = [m for _, m in points] + trains + [bar]
     y0, y1 = min(ys), max(ys)
     if y1 == y0:
         y1 = y0 + 1
@@ -110,7 +118,9 @@ def svg(task, bar, budget, runs):
            f'font-family="sans-serif" font-size="12">',
            f'<rect width="{width}" height="{height}" fill="white"/>',
            f'<text x="{left}" y="24" font-size="14">{task}: evaluation mean per seed '
-           f'(bar {fmt(bar)} dashed)</text>']
+           f'(bar {fmt(bar)} dashed'
+           f'{"; dotted: mean of the last 100 training episodes" if trains else ""})'
+           f'</text>']
     for i in range(6):
         s = x1 * i / 5
         out.append(f'<text x="{px(s):.1f}" y="{height - bottom + 18}" '
@@ -127,8 +137,13 @@ def svg(task, bar, budget, runs):
                f'stroke="#000" stroke-dasharray="6,4"/>')
     for i, (seed, rows) in enumerate(runs):
         colour = colours[i % len(colours)]
-        path = " ".join(f"{px(s):.1f},{py(m):.1f}" for s, _, m in rows)
+        path = " ".join(f"{px(s):.1f},{py(m):.1f}" for s, _, m, _ in rows)
         out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
+        train_path = " ".join(f"{px(s):.1f},{py(t):.1f}" for s, _, _, t in rows
+                              if t is not None)
+        if train_path:
+            out.append(f'<polyline points="{train_path}" fill="none" stroke="{colour}" '
+                       f'stroke-width="1" stroke-dasharray="2,3"/>')
         y = top + 16 * (i + 1)
         out.append(f'<line x1="{width - right + 10}" x2="{width - right + 30}" y1="{y - 4}" '
                    f'y2="{y - 4}" stroke="{colour}" stroke-width="2"/>')
@@ -145,9 +160,11 @@ def main():
     if not os.path.exists(tasks_path):
         raise SystemExit(f"{tasks_path}: missing; run scripts/suite.sh first")
     lines = ["| task | bar | within | seeds reaching | best: median / IQM [95% CI] | "
-             "final (last 3): median / IQM [95% CI] | steps to bar (median) | "
+             "final (last 3): median / IQM [95% CI] | "
+             "final, training (last 100 episodes): median / IQM [95% CI] | "
+             "steps to bar (median) | "
              "time to bar (median, s) | whole run (median, s) |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     commands = []
     rng = random.Random(0)
     with open(tasks_path, encoding="utf-8") as f:
@@ -166,9 +183,11 @@ def main():
                         runs.append((seed, rows))
             if not runs:
                 continue
-            best = [max(m for _, _, m in rows) for _, rows in runs]
-            final = [statistics.fmean(m for _, _, m in rows[-3:]) for _, rows in runs]
-            reach = [next(((s, e) for s, e, m in rows if m >= bar and s <= budget), None)
+            best = [max(m for _, _, m, _ in rows) for _, rows in runs]
+            final = [statistics.fmean(m for _, _, m, _ in rows[-3:]) for _, rows in runs]
+            # The paper's measure at the run's end: the last row's window.
+            final_train = [rows[-1][3] for _, rows in runs if rows[-1][3] is not None]
+            reach = [next(((s, e) for s, e, m, _ in rows if m >= bar and s <= budget), None)
                      for _, rows in runs]
             walls = []
             for seed, _ in runs:
@@ -181,8 +200,16 @@ def main():
             time_text = fmt(time_to) if time_to is not None else "not reached"
             final_text = (summary(final, rng) if stop != "yes"
                           else "- (stops at the bar)")
+            if stop == "yes":
+                train_text = "- (stops at the bar)"
+            elif not final_train:
+                train_text = "- (not recorded)"
+            else:
+                train_text = summary(final_train, rng)
+                if len(final_train) < len(runs):
+                    train_text += f" ({len(final_train)} seeds)"
             lines.append(f"| {task} | {fmt(bar)} | {budget:,} | {reached}/{len(runs)} | "
-                         f"{summary(best, rng)} | {final_text} | {steps_text} | "
+                         f"{summary(best, rng)} | {final_text} | {train_text} | {steps_text} | "
                          f"{time_text} | {fmt(statistics.median(walls))} |")
             commands.append(f"- {task}: `train_a3c {flags} --seed S` "
                             f"(seeds {', '.join(s for s, _ in runs)})")
@@ -192,7 +219,10 @@ def main():
         out.write("# The benchmark suite (written by scripts/suite_report.py)\n\n")
         out.write("\n".join(lines) + "\n\n")
         out.write("Median / IQM [95% bootstrap interval of the IQM] over the seeds; "
-                  "\"final\" is the mean of the last three evaluations; steps and time "
+                  "\"final\" is the mean of the last three evaluations, \"final, "
+                  "training\" scores.txt's `train_mean` in its last row: the mean "
+                  "return of the last 100 training episodes (the MinAtar paper's "
+                  "measure; exploring, in the environment's units); steps and time "
                   "to the bar are medians over all seeds, a seed that never reaches it "
                   "counting as slower than any that does. Time to bar is scores.txt's "
                   "`elapsed` (training only); the whole run includes start-up and the "
