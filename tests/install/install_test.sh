@@ -78,7 +78,7 @@ out=$work/out
 run=$(sed -n 's/^results in //p' "$work/run.log" | head -n 1)
 [ -d "$run" ] || { cat "$work/run.log"; fail "no run folder in the output"; }
 header=$(head -n 1 "$run/scores.txt")
-expected=$(printf 'steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin\tbest_return\timprovements\tepisodes_seen\tnoise')
+expected=$(printf 'steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin\tbest_return\timprovements\tepisodes_seen\tnoise\ttrain_mean')
 [ "$header" = "$expected" ] || fail "scores.txt header is '$header', expected '$expected'"
 rows=$(($(wc -l < "$run/scores.txt") - 1))
 [ "$rows" -ge 3 ] || fail "scores.txt has $rows evaluations, expected at least 3 (every 5000 of 20000 steps)"
