@@ -107,6 +107,13 @@ struct TrainOptions {
   FlagSpecs Flags();
 };
 
+// A training return in the environment's units: `scaled_return` divided by
+// the reward_scale the training environments multiplied rewards by (a scale
+// of 0, which --reward-scale-factor accepts, leaves nothing to divide out).
+inline double EnvironmentUnits(double scaled_return, double reward_scale) {
+  return reward_scale != 0 ? scaled_return / reward_scale : scaled_return;
+}
+
 }  // namespace asyncrl
 
 #endif  // ASYNCRL_EXPERIMENTS_TRAIN_OPTIONS_H_

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <new>
 
 #include "asyncrl/experiments/evaluator.h"
+#include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/misc/logging.h"
 
 namespace asyncrl {
@@ -27,11 +27,8 @@ class TrainingReturnsWorker : public WorkerExtension {
 
   void EpisodeEnded(int64_t, int64_t, double episode_return,
                     bool measured) override {
-    if (!measured) return;
-    // A scale of 0 (accepted by --reward-scale-factor) leaves nothing to
-    // divide out: the return as the environment gave it.
-    block_.Record(reward_scale_ != 0 ? episode_return / reward_scale_
-                                     : episode_return);
+    if (measured)
+      block_.Record(EnvironmentUnits(episode_return, reward_scale_));
   }
 
  private:
@@ -108,7 +105,7 @@ void TrainingReturnsExtension::Configure(const TrainOptions& options, Env&) {
   if (!options.resume.empty()) {
     // A resumed run keeps the columns its scores.txt has: none from before
     // the column existed, "nan" cells when resumed with a window of 0.
-    std::ifstream in(std::filesystem::path(options.outdir) / "scores.txt");
+    std::ifstream in(ScoresPath(options.outdir));
     std::string header;
     if (in && std::getline(in, header)) {
       column_ =

@@ -7,6 +7,7 @@
 #include <array>
 #include <boost/interprocess/sync/scoped_lock.hpp>
 
+#include "asyncrl/experiments/train_options.h"
 #include "asyncrl/misc/logging.h"
 #include "asyncrl/misc/strings.h"
 #include "asyncrl/misc/validate.h"
@@ -314,8 +315,7 @@ void CurriculumRunner::EpisodeEnded(int64_t t, double scaled_return,
     pending |= block_.lesson[i].load() + 1 < lessons;
   }
   if (!pending) return;
-  const double value =
-      reward_scale_ != 0 ? scaled_return / reward_scale_ : scaled_return;
+  const double value = EnvironmentUnits(scaled_return, reward_scale_);
   boost::interprocess::scoped_lock<boost::interprocess::interprocess_mutex>
       lock(block_.mutex);
   if (generation != block_.advances.load()) return;  // Began before.
