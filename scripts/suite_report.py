@@ -14,8 +14,9 @@ the last three evaluations (fewer if the run has fewer), "steps to bar" and
 start-up excluded) of the first evaluation whose mean reaches the bar.
 Across seeds: median, interquartile mean (IQM: the mean of the middle half,
 a quarter trimmed from each end, as rliable computes it) and a 95% percentile
-bootstrap interval of the IQM (10,000 resamples of the seeds, fixed seed 0,
-so the file is the same on every run of the report).
+bootstrap interval of the IQM (10,000 resamples of the seeds, a generator
+seeded 0 for each interval, so an interval depends on its values alone: the
+file is the same on every run of the report, whatever the tasks' order).
 Only Python's standard library is used.
 """
 
@@ -79,8 +80,8 @@ def fmt(v):
     return f"{v:.2f}"
 
 
-def summary(values, rng):
-    lo, hi = bootstrap_interval(values, rng)
+def summary(values):
+    lo, hi = bootstrap_interval(values, random.Random(0))
     return f"{fmt(statistics.median(values))} / {fmt(iqm(values))} [{fmt(lo)}, {fmt(hi)}]"
 
 
@@ -166,7 +167,6 @@ def main():
              "time to bar (median, s) | whole run (median, s) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     commands = []
-    rng = random.Random(0)
     with open(tasks_path, encoding="utf-8") as f:
         for line in f:
             task, bar, budget, stop, flags = line.rstrip("\n").split("\t", 4)
@@ -198,18 +198,18 @@ def main():
             time_to = median_reached([r[1] if r else None for r in reach])
             steps_text = fmt(float(steps_to)) if steps_to is not None else "not reached"
             time_text = fmt(time_to) if time_to is not None else "not reached"
-            final_text = (summary(final, rng) if stop != "yes"
+            final_text = (summary(final) if stop != "yes"
                           else "- (stops at the bar)")
             if stop == "yes":
                 train_text = "- (stops at the bar)"
             elif not final_train:
                 train_text = "- (not recorded)"
             else:
-                train_text = summary(final_train, rng)
+                train_text = summary(final_train)
                 if len(final_train) < len(runs):
                     train_text += f" ({len(final_train)} seeds)"
             lines.append(f"| {task} | {fmt(bar)} | {budget:,} | {reached}/{len(runs)} | "
-                         f"{summary(best, rng)} | {final_text} | {train_text} | {steps_text} | "
+                         f"{summary(best)} | {final_text} | {train_text} | {steps_text} | "
                          f"{time_text} | {fmt(statistics.median(walls))} |")
             commands.append(f"- {task}: `train_a3c {flags} --seed S` "
                             f"(seeds {', '.join(s for s, _ in runs)})")

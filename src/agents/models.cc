@@ -1,16 +1,54 @@
 #include "asyncrl/agents/models.h"
 
+#include <sstream>
 #include <stdexcept>
 
 #include "asyncrl/agents/conv_models.h"
 #include "asyncrl/agents/policy_script.h"
 #include "asyncrl/agents/recurrent_models.h"
 #include "asyncrl/misc/strings.h"
+#include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
 namespace {
 
 enum class Activation { kRelu, kTanh };
+
+Activation ActivationOf(bool tanh) {
+  return tanh ? Activation::kTanh : Activation::kRelu;
+}
+
+// The widest layer and the most layers --hidden-sizes accepts: far past
+// what trains on CPU cores, and what keeps a typo from allocating
+// gigabytes.
+constexpr int64_t kMaxHiddenWidth = 65536;
+constexpr size_t kMaxHiddenLayers = 16;
+const char* const kHiddenSizesAccepted =
+    "auto, or 1 to 16 comma-separated widths from 1 to 65536, e.g. 64,64";
+
+// "64,64" -> {64, 64}; throws InvalidOption.
+std::vector<int64_t> ParseHiddenSizes(const std::string& text) {
+  auto refuse = [&] {
+    return InvalidOption("hidden_sizes", text, kHiddenSizesAccepted);
+  };
+  std::vector<int64_t> widths;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ',')) {
+    if (item.empty() || item.size() > 5 ||
+        item.find_first_not_of("0123456789") != std::string::npos) {
+      throw refuse();
+    }
+    const int64_t width = std::stoll(item);
+    if (width < 1 || width > kMaxHiddenWidth) throw refuse();
+    widths.push_back(width);
+  }
+  if (widths.empty() || widths.size() > kMaxHiddenLayers ||
+      text.back() == ',') {
+    throw refuse();
+  }
+  return widths;
+}
 
 torch::nn::Sequential Mlp(int64_t in, const std::vector<int64_t>& hidden,
                           int64_t out, Activation activation) {
@@ -57,6 +95,45 @@ std::shared_ptr<ActorCriticModel> Share(Model model) {
 
 }  // namespace
 
+FlagSpecs NetworkOptions::Flags() {
+  return {
+      {"hidden-sizes",
+       "hidden layers of fc-softmax and fc-gaussian, each of the policy's "
+       "and the value's network: comma-separated widths (e.g. 64,64), or "
+       "auto (fc-softmax 200,200; fc-gaussian 64,64)",
+       &hidden_sizes},
+      {"activation",
+       "hidden activation of fc-softmax and fc-gaussian: relu, tanh, or "
+       "auto (fc-softmax relu; fc-gaussian tanh)",
+       &activation},
+  };
+}
+
+void NetworkOptions::Validate() const {
+  if (hidden_sizes != "auto") ParseHiddenSizes(hidden_sizes);
+  if (activation != "auto" && activation != "relu" && activation != "tanh") {
+    throw InvalidOption("activation", activation, "auto, relu, tanh");
+  }
+}
+
+void NetworkOptions::RequireAuto(const std::string& reason) const {
+  if (hidden_sizes != "auto") {
+    throw InvalidOption("hidden_sizes", hidden_sizes, "auto (" + reason + ")");
+  }
+  if (activation != "auto") {
+    throw InvalidOption("activation", activation, "auto (" + reason + ")");
+  }
+}
+
+std::vector<int64_t> NetworkOptions::Hidden(
+    std::vector<int64_t> fallback) const {
+  return hidden_sizes == "auto" ? fallback : ParseHiddenSizes(hidden_sizes);
+}
+
+bool NetworkOptions::Tanh(bool fallback) const {
+  return activation == "auto" ? fallback : activation == "tanh";
+}
+
 std::string AutoArch(const Space& observation_space,
                      const Space& action_space) {
   if (!action_space.IsDiscrete()) return "fc-gaussian";
@@ -94,10 +171,12 @@ UnrollOutput ActorCriticModel::Unroll(const UnrollInput& input) {
 
 FcSoftmaxActorCriticImpl::FcSoftmaxActorCriticImpl(int64_t obs_size,
                                                    int64_t n_actions,
-                                                   std::vector<int64_t> hidden)
-    : pi_(register_module("pi",
-                          Mlp(obs_size, hidden, n_actions, Activation::kRelu))),
-      v_(register_module("v", Mlp(obs_size, hidden, 1, Activation::kRelu))) {}
+                                                   std::vector<int64_t> hidden,
+                                                   bool tanh)
+    : pi_(register_module(
+          "pi", Mlp(obs_size, hidden, n_actions, ActivationOf(tanh)))),
+      v_(register_module("v", Mlp(obs_size, hidden, 1, ActivationOf(tanh)))),
+      tanh_(tanh) {}
 
 ModelOutput FcSoftmaxActorCriticImpl::Forward(const torch::Tensor& obs) {
   ModelOutput out;
@@ -120,7 +199,7 @@ std::optional<DenseDescription> FcSoftmaxActorCriticImpl::Describe() const {
   d.kind = PolicyKind::kCategorical;
   d.pi = DenseLayers(pi_);
   d.v = DenseLayers(v_);
-  d.tanh = false;
+  d.tanh = tanh_;
   return d;
 }
 
@@ -150,10 +229,12 @@ void GaussianHead::Script(ScriptWriter& writer, const std::string& raw,
 }
 
 FcGaussianActorCriticImpl::FcGaussianActorCriticImpl(
-    int64_t obs_size, const Space& action_space, std::vector<int64_t> hidden)
+    int64_t obs_size, const Space& action_space, std::vector<int64_t> hidden,
+    bool tanh)
     : pi_(register_module("pi", Mlp(obs_size, hidden, action_space.FlatSize(),
-                                    Activation::kTanh))),
-      v_(register_module("v", Mlp(obs_size, hidden, 1, Activation::kTanh))) {
+                                    ActivationOf(tanh)))),
+      v_(register_module("v", Mlp(obs_size, hidden, 1, ActivationOf(tanh)))),
+      tanh_(tanh) {
   head_.Register(*this, action_space);
 }
 
@@ -178,7 +259,7 @@ std::optional<DenseDescription> FcGaussianActorCriticImpl::Describe() const {
   d.kind = PolicyKind::kGaussian;
   d.pi = DenseLayers(pi_);
   d.v = DenseLayers(v_);
-  d.tanh = true;
+  d.tanh = tanh_;
   d.log_std = head_.log_std;
   d.center = head_.center;
   d.half_range = head_.half_range;
@@ -203,7 +284,7 @@ bool ModelRegistry::Contains(const std::string& name) const {
 
 std::shared_ptr<ActorCriticModel> ModelRegistry::Make(
     const std::string& name, const Space& observation_space,
-    const Space& action_space) const {
+    const Space& action_space, const NetworkOptions& network) const {
   std::string resolved = name;
   if (name == "auto") resolved = AutoArch(observation_space, action_space);
   auto it = entries_.find(resolved);
@@ -217,54 +298,70 @@ std::shared_ptr<ActorCriticModel> ModelRegistry::Make(
         (it->second.discrete_actions ? "Discrete" : "Box") +
         " action space; the environment's is " + action_space.ToString());
   }
-  return it->second.factory(observation_space, action_space);
+  network.Validate();
+  if (!it->second.shaped) {
+    network.RequireAuto("arch " + resolved +
+                        " has a fixed shape; fc-softmax and fc-gaussian take "
+                        "one");
+  }
+  return it->second.factory(observation_space, action_space, network);
 }
 
 void RegisterBuiltinModels(ModelRegistry& registry) {
-  registry.Register("fc-softmax",
-                    {[](const Space& obs, const Space& act) {
-                       return Share(FcSoftmaxActorCritic(ObsSize(obs), act.n));
-                     },
-                     true});
-  registry.Register("fc-gaussian",
-                    {[](const Space& obs, const Space& act) {
-                       return Share(FcGaussianActorCritic(ObsSize(obs), act));
-                     },
-                     false});
-  registry.Register("minatar-conv",
-                    {[](const Space& obs, const Space& act) {
-                       return Share(TrunkActorCritic(MinAtarTrunk(obs), act.n));
-                     },
-                     true});
-  registry.Register("atari-conv",
-                    {[](const Space& obs, const Space& act) {
-                       return Share(TrunkActorCritic(AtariTrunk(obs), act.n));
-                     },
-                     true});
-  registry.Register("board-conv",
-                    {[](const Space& obs, const Space& act) {
-                       return Share(TrunkActorCritic(BoardTrunk(obs), act.n));
-                     },
-                     true});
+  registry.Register(
+      "fc-softmax",
+      {[](const Space& obs, const Space& act, const NetworkOptions& network) {
+         return Share(FcSoftmaxActorCritic(ObsSize(obs), act.n,
+                                           network.Hidden({200, 200}),
+                                           network.Tanh(false)));
+       },
+       true, true});
+  registry.Register(
+      "fc-gaussian",
+      {[](const Space& obs, const Space& act, const NetworkOptions& network) {
+         return Share(FcGaussianActorCritic(
+             ObsSize(obs), act, network.Hidden({64, 64}), network.Tanh(true)));
+       },
+       false, true});
+  registry.Register(
+      "minatar-conv",
+      {[](const Space& obs, const Space& act, const NetworkOptions&) {
+         return Share(TrunkActorCritic(MinAtarTrunk(obs), act.n));
+       },
+       true});
+  registry.Register(
+      "atari-conv",
+      {[](const Space& obs, const Space& act, const NetworkOptions&) {
+         return Share(TrunkActorCritic(AtariTrunk(obs), act.n));
+       },
+       true});
+  registry.Register(
+      "board-conv",
+      {[](const Space& obs, const Space& act, const NetworkOptions&) {
+         return Share(TrunkActorCritic(BoardTrunk(obs), act.n));
+       },
+       true});
   // LSTM variants: the conv trunks feed an LSTM of the trunk's width; the
   // fully connected ones are the reference's LSTMGaussian layout (per branch
   // Linear(obs, 200) -> ReLU -> LSTM(200, 128)) and its softmax twin.
-  registry.Register("minatar-conv-lstm",
-                    {[](const Space& obs, const Space& act) {
-                       return Share(LstmActorCritic(
-                           std::vector<Trunk>{MinAtarTrunk(obs)}, 128, act));
-                     },
-                     true});
-  registry.Register("atari-conv-lstm",
-                    {[](const Space& obs, const Space& act) {
-                       return Share(LstmActorCritic(
-                           std::vector<Trunk>{AtariTrunk(obs)}, 256, act));
-                     },
-                     true});
+  registry.Register(
+      "minatar-conv-lstm",
+      {[](const Space& obs, const Space& act, const NetworkOptions&) {
+         return Share(
+             LstmActorCritic(std::vector<Trunk>{MinAtarTrunk(obs)}, 128, act));
+       },
+       true});
+  registry.Register(
+      "atari-conv-lstm",
+      {[](const Space& obs, const Space& act, const NetworkOptions&) {
+         return Share(
+             LstmActorCritic(std::vector<Trunk>{AtariTrunk(obs)}, 256, act));
+       },
+       true});
   for (const bool discrete : {true, false}) {
     registry.Register(
         discrete ? "fc-softmax-lstm" : "fc-gaussian-lstm",
-        {[](const Space& obs, const Space& act) {
+        {[](const Space& obs, const Space& act, const NetworkOptions&) {
            return Share(LstmActorCritic(
                std::vector<Trunk>{FcTrunk(obs, 200), FcTrunk(obs, 200)}, 128,
                act));

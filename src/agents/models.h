@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "asyncrl/misc/flag_spec.h"
 #include "asyncrl/misc/space.h"
 
 namespace asyncrl {
@@ -182,11 +183,13 @@ struct GaussianHead {
 };
 
 // The reference's discrete-control network: separate policy and value MLPs
-// (hidden sizes default 200, 200; ReLU), softmax policy over n actions.
+// (hidden sizes default 200, 200; ReLU, or tanh), softmax policy over n
+// actions.
 class FcSoftmaxActorCriticImpl : public ActorCriticModel {
  public:
   FcSoftmaxActorCriticImpl(int64_t obs_size, int64_t n_actions,
-                           std::vector<int64_t> hidden = {200, 200});
+                           std::vector<int64_t> hidden = {200, 200},
+                           bool tanh = false);
   PolicyKind Kind() const override { return PolicyKind::kCategorical; }
   ModelOutput Forward(const torch::Tensor& obs) override;
   std::optional<DenseDescription> Describe() const override;
@@ -197,6 +200,7 @@ class FcSoftmaxActorCriticImpl : public ActorCriticModel {
  private:
   torch::nn::Sequential pi_{nullptr};
   torch::nn::Sequential v_{nullptr};
+  bool tanh_;
 };
 TORCH_MODULE(FcSoftmaxActorCritic);
 
@@ -206,7 +210,8 @@ TORCH_MODULE(FcSoftmaxActorCritic);
 class FcGaussianActorCriticImpl : public ActorCriticModel {
  public:
   FcGaussianActorCriticImpl(int64_t obs_size, const Space& action_space,
-                            std::vector<int64_t> hidden = {64, 64});
+                            std::vector<int64_t> hidden = {64, 64},
+                            bool tanh = true);
   PolicyKind Kind() const override { return PolicyKind::kGaussian; }
   ModelOutput Forward(const torch::Tensor& obs) override;
   std::optional<DenseDescription> Describe() const override;
@@ -218,27 +223,54 @@ class FcGaussianActorCriticImpl : public ActorCriticModel {
   torch::nn::Sequential pi_{nullptr};
   torch::nn::Sequential v_{nullptr};
   GaussianHead head_;
+  bool tanh_;
 };
 TORCH_MODULE(FcGaussianActorCritic);
+
+// The shape of the fully connected networks (fc-softmax, fc-gaussian):
+// their hidden layers' widths and activation, "auto" for the arch's own
+// (fc-softmax 200, 200 with ReLU; fc-gaussian 64, 64 with tanh). Other
+// archs have a fixed shape and refuse anything but "auto".
+struct NetworkOptions {
+  std::string hidden_sizes = "auto";  // "auto" or widths, e.g. "64,64".
+  std::string activation = "auto";    // auto, relu, tanh.
+
+  FlagSpecs Flags();
+  // Throws InvalidOption (misc/validate.h) naming the field.
+  void Validate() const;
+  // Throws InvalidOption for the first option that is not "auto", accepted
+  // "auto (<reason>)".
+  void RequireAuto(const std::string& reason) const;
+  // The widths, or `fallback` for "auto".
+  std::vector<int64_t> Hidden(std::vector<int64_t> fallback) const;
+  // Whether the hidden layers use tanh; `fallback` for "auto".
+  bool Tanh(bool fallback) const;
+};
 
 // Name-to-factory registry of models; "auto" resolves with AutoArch.
 class ModelRegistry {
  public:
   using Factory = std::function<std::shared_ptr<ActorCriticModel>(
-      const Space& observation_space, const Space& action_space)>;
+      const Space& observation_space, const Space& action_space,
+      const NetworkOptions& network)>;
   struct Entry {
     Factory factory;
     bool discrete_actions;  // Which action spaces it accepts.
+    // Whether the factory reads NetworkOptions; an arch that does not is
+    // refused any but the "auto" shape.
+    bool shaped = false;
   };
 
   void Register(const std::string& name, Entry entry);
   std::vector<std::string> Names() const;
   bool Contains(const std::string& name) const;
   // Throws std::invalid_argument listing the registered names when `name` is
-  // unknown, or naming the action space it needs when it does not fit.
-  std::shared_ptr<ActorCriticModel> Make(const std::string& name,
-                                         const Space& observation_space,
-                                         const Space& action_space) const;
+  // unknown, or naming the action space it needs when it does not fit;
+  // InvalidOption when `network` is invalid or not "auto" for an arch of a
+  // fixed shape.
+  std::shared_ptr<ActorCriticModel> Make(
+      const std::string& name, const Space& observation_space,
+      const Space& action_space, const NetworkOptions& network = {}) const;
 
  private:
   std::map<std::string, Entry> entries_;

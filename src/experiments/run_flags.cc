@@ -106,6 +106,8 @@ void AsFlags(F validate) {
 // CheckAlgorithm.)
 const std::set<std::string> kBreaking = {"env",
                                          "arch",
+                                         "hidden-sizes",
+                                         "activation",
                                          "scale-observations",
                                          "normalize-observations",
                                          "normalize-observations-clip",
@@ -316,6 +318,7 @@ po::options_description DeclareFlags(const FlagContext& context, RunFlags& f,
       "a3c (the reference's), or ppo: PPO's clipped surrogate with GAE "
       "targets, several passes in minibatches over each rollout, every "
       "minibatch one step of the shared optimizer (agents/ppo.h)");
+  AddFlags(f.network.Flags(), &agent);
   AddFlags(f.agent.Flags(), &agent);
   AddFlags(f.ppo.Flags(), &agent);
   po::options_description desc(context.program +
@@ -421,6 +424,8 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
   if (context.a3c_agent) {
     Require(DefaultModelRegistry().Contains(f.arch), "arch", f.arch,
             JoinNames(DefaultModelRegistry().Names()));
+  } else {
+    f.network.RequireAuto("the program's own agent builds its network");
   }
   const TrainingDefaults family = TrainingDefaultsFor(f.env, env);
   if (vm.count("reward-scale-factor") == 0) {
@@ -435,10 +440,13 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
   try {
     if (context.a3c_agent) {
       recurrent = DefaultModelRegistry()
-                      .Make(f.arch, env.ObservationSpace(), env.ActionSpace())
+                      .Make(f.arch, env.ObservationSpace(), env.ActionSpace(),
+                            f.network)
                       ->StateSize() > 0;
       auto_arch = AutoArch(env.ObservationSpace(), env.ActionSpace());
     }
+  } catch (const InvalidOption&) {
+    throw;  // Names its own flag.
   } catch (const std::invalid_argument& e) {
     Require(false, "arch", f.arch, e.what());
   }

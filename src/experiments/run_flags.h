@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "asyncrl/agents/a3c.h"
+#include "asyncrl/agents/models.h"
 #include "asyncrl/agents/ppo.h"
 #include "asyncrl/envs/env.h"
 #include "asyncrl/experiments/curriculum/curriculum.h"
@@ -56,6 +57,8 @@ struct RunFlags {
   // this host alone.
   DistOptions dist;
   std::string arch = "auto";
+  // --hidden-sizes, --activation: the shape of fc-softmax and fc-gaussian.
+  NetworkOptions network;
   std::string outdir = "results";
   double reward_scale_factor = 0.01;
   // --scale-observations: every environment wrapped in ScaleObservations

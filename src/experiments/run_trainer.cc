@@ -47,7 +47,8 @@ std::unique_ptr<Agent> MakeA3C(const AgentContext& context) {
     throw std::invalid_argument("MakeA3C: the context has no flags");
   }
   auto model = DefaultModelRegistry().Make(
-      context.flags->arch, context.observation_space, context.action_space);
+      context.flags->arch, context.observation_space, context.action_space,
+      context.flags->network);
   if (context.flags->algorithm == "ppo") {
     PPOOptions options = PpoOptions(*context.flags);
     options.seed = context.seed;

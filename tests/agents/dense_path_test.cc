@@ -1,5 +1,6 @@
 // The fast path (agents/dense_path.h) against LibTorch, per arch it takes
-// (fc-softmax, fc-gaussian at the default sizes and a small one;
+// (fc-softmax, fc-gaussian at the default sizes and a small one, each with
+// the other's activation;
 // minatar-conv, atari-conv, board-conv; the recurrent fc-softmax-lstm,
 // fc-gaussian-lstm, minatar-conv-lstm, atari-conv-lstm, unrolled and
 // stepped): outputs, log-probabilities and entropies in double to ~1e-12
@@ -35,6 +36,9 @@ struct ArchCase {
   std::string arch;
   std::vector<int64_t> image;
   int64_t mask = 0;
+  // The fc archs' hidden activation (--activation): auto (fc-softmax relu,
+  // fc-gaussian tanh), relu or tanh.
+  std::string activation = "auto";
 };
 
 // The observation space of a registered arch's case: flat when it has no
@@ -67,10 +71,16 @@ std::shared_ptr<ActorCriticModel> MakeModel(const ArchCase& c) {
   std::shared_ptr<ActorCriticModel> model;
   if (!c.arch.empty()) {
     model = DefaultModelRegistry().Make(c.arch, ImageSpace(c), ActionSpace(c));
-  } else if (c.gaussian) {
-    model = FcGaussianActorCritic(c.obs_size, ActionSpace(c), c.hidden).ptr();
   } else {
-    model = FcSoftmaxActorCritic(c.obs_size, c.actions, c.hidden).ptr();
+    NetworkOptions network;
+    network.activation = c.activation;
+    const bool tanh = network.Tanh(c.gaussian);
+    if (c.gaussian) {
+      model = FcGaussianActorCritic(c.obs_size, ActionSpace(c), c.hidden, tanh)
+                  .ptr();
+    } else {
+      model = FcSoftmaxActorCritic(c.obs_size, c.actions, c.hidden, tanh).ptr();
+    }
   }
   // A log_std away from 0, so that its terms are exercised.
   torch::NoGradGuard g;
@@ -303,6 +313,9 @@ INSTANTIATE_TEST_SUITE_P(
         ArchCase{"fc_softmax_small", false, 6, 5, {16}},
         ArchCase{"fc_gaussian_default", true, 3, 1, {64, 64}},
         ArchCase{"fc_gaussian_small", true, 5, 3, {8, 12, 6}},
+        // --activation against each arch's own.
+        ArchCase{"fc_softmax_tanh", false, 6, 5, {16, 8}, "", {}, 0, "tanh"},
+        ArchCase{"fc_gaussian_relu", true, 5, 3, {8, 12}, "", {}, 0, "relu"},
         // MinAtar Breakout's [4, 10, 10] frames.
         ArchCase{
             "minatar_conv", false, 400, 3, {}, "minatar-conv", {4, 10, 10}},
@@ -565,6 +578,7 @@ TEST(DensePathAgentTest, FastAndLibTorchAgentsActAndLearnAlike) {
   ConfigureTorchForFork();
   const std::vector<ArchCase> cases = {
       {"fc-softmax", false, 4, 3, {32, 32}},
+      {"fc-softmax tanh", false, 4, 3, {32, 32}, "", {}, 0, "tanh"},
       {"fc-gaussian", true, 4, 2, {32, 32}},
       {"minatar-conv", false, 4 * 5 * 5, 3, {}, "minatar-conv", {4, 5, 5}},
       {"fc-softmax-lstm", false, 4, 3, {}, "fc-softmax-lstm"},

@@ -10,6 +10,7 @@
 #include "asyncrl/agents/rollout.h"
 #include "asyncrl/agents/torch_setup.h"
 #include "asyncrl/envs/registry.h"
+#include "asyncrl/misc/validate.h"
 #include "gradient_check.h"
 
 namespace asyncrl {
@@ -56,6 +57,114 @@ TEST_F(ModelsTest, EveryArchitectureGivesOneOutputPerRow) {
     EXPECT_EQ(recurrent, c.arch.size() > 5 && c.arch.compare(c.arch.size() - 5,
                                                              5, "-lstm") == 0);
     EXPECT_EQ(model->StateSize() > 0, recurrent);
+  }
+}
+
+// --hidden-sizes and --activation shape fc-softmax and fc-gaussian (each of
+// the policy's and the value's networks); "auto" keeps each arch's own.
+TEST_F(ModelsTest, NetworkOptionsShapeTheFullyConnectedArchs) {
+  const Space flat = Space::Box({5}, -1.0f, 1.0f);
+  const Space discrete = Space::Discrete(3);
+  const Space box = Space::Box({2}, -2.0f, 2.0f);
+  struct Case {
+    std::string arch;
+    std::string hidden_sizes;
+    std::string activation;
+    std::vector<int64_t> widths;  // Expected hidden widths.
+    bool tanh;                    // Expected activation.
+  };
+  for (const Case& c :
+       std::vector<Case>{{"fc-softmax", "auto", "auto", {200, 200}, false},
+                         {"fc-gaussian", "auto", "auto", {64, 64}, true},
+                         {"fc-softmax", "32,16,8", "tanh", {32, 16, 8}, true},
+                         {"fc-softmax", "7", "relu", {7}, false},
+                         {"fc-gaussian", "auto", "relu", {64, 64}, false},
+                         {"fc-gaussian", "48", "auto", {48}, true}}) {
+    SCOPED_TRACE(c.arch + " " + c.hidden_sizes + " " + c.activation);
+    NetworkOptions network;
+    network.hidden_sizes = c.hidden_sizes;
+    network.activation = c.activation;
+    const Space& act = c.arch == "fc-softmax" ? discrete : box;
+    auto model = DefaultModelRegistry().Make(c.arch, flat, act, network);
+    model->to(torch::kDouble);
+    const std::optional<DenseDescription> d = model->Describe();
+    ASSERT_TRUE(d.has_value());
+    EXPECT_EQ(d->tanh, c.tanh);
+    for (const auto* layers : {&d->pi, &d->v}) {
+      ASSERT_EQ(layers->size(), c.widths.size() + 1);
+      int64_t in = 5;
+      for (size_t i = 0; i < c.widths.size(); ++i) {
+        EXPECT_EQ((*layers)[i].weight.sizes(),
+                  torch::IntArrayRef({c.widths[i], in}));
+        in = c.widths[i];
+      }
+      EXPECT_EQ(layers->back().weight.size(1), in);
+    }
+    // The forward pass applies the activation the description says.
+    const torch::Tensor obs = torch::rand({4, 5}, torch::kDouble) * 2 - 1;
+    torch::Tensor h = obs;
+    for (size_t i = 0; i < d->v.size(); ++i) {
+      h = torch::addmm(d->v[i].bias, h, d->v[i].weight.t());
+      if (i + 1 < d->v.size()) h = c.tanh ? torch::tanh(h) : torch::relu(h);
+    }
+    const torch::Tensor value = model->Forward(obs).value;
+    EXPECT_LE((value - h.squeeze(-1)).abs().max().item<double>(),
+              1e-12 * (1 + h.abs().max().item<double>()));
+  }
+}
+
+// Shapes that cannot be built, and archs of a fixed shape given one, are
+// refused naming the option; "auto" is what every arch takes.
+TEST_F(ModelsTest, NetworkOptionsRefuseWhatCannotBeBuilt) {
+  const Space flat = Space::Box({5}, -1.0f, 1.0f);
+  const Space discrete = Space::Discrete(3);
+  for (const std::string bad :
+       {"", "0", "64,", ",64", "64,,64", "a", "-5", " 64", "64 ", "1e3",
+        "65537", "123456", "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1"}) {
+    SCOPED_TRACE("hidden_sizes '" + bad + "'");
+    NetworkOptions network;
+    network.hidden_sizes = bad;
+    try {
+      DefaultModelRegistry().Make("fc-softmax", flat, discrete, network);
+      ADD_FAILURE() << "accepted";
+    } catch (const InvalidOption& e) {
+      EXPECT_EQ(e.field(), "hidden_sizes");
+      EXPECT_EQ(e.value(), bad);
+    }
+  }
+  NetworkOptions limits;
+  limits.hidden_sizes = "65536,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1";
+  EXPECT_NO_THROW(limits.Validate());
+  NetworkOptions sigmoid;
+  sigmoid.activation = "sigmoid";
+  try {
+    DefaultModelRegistry().Make("fc-softmax", flat, discrete, sigmoid);
+    ADD_FAILURE() << "accepted";
+  } catch (const InvalidOption& e) {
+    EXPECT_EQ(e.field(), "activation");
+    EXPECT_EQ(e.accepted(), "auto, relu, tanh");
+  }
+
+  const Space minatar = MakeEnv("MinAtar/Breakout")->ObservationSpace();
+  for (const std::string arch : {"minatar-conv", "minatar-conv-lstm"}) {
+    for (const bool sizes : {true, false}) {
+      SCOPED_TRACE(arch + (sizes ? " hidden_sizes" : " activation"));
+      NetworkOptions network;
+      (sizes ? network.hidden_sizes : network.activation) =
+          sizes ? "64" : "tanh";
+      try {
+        DefaultModelRegistry().Make(arch, minatar, discrete, network);
+        ADD_FAILURE() << "accepted";
+      } catch (const InvalidOption& e) {
+        EXPECT_EQ(e.field(), sizes ? "hidden_sizes" : "activation");
+        EXPECT_NE(
+            e.accepted().find("auto (arch " + arch + " has a fixed shape"),
+            std::string::npos)
+            << e.what();
+      }
+    }
+    EXPECT_NO_THROW(
+        DefaultModelRegistry().Make(arch, minatar, discrete, NetworkOptions{}));
   }
 }
 

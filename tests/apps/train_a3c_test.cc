@@ -594,6 +594,89 @@ TEST(TrainA3CTest, NormalizeObservationsIsRecordedCheckpointedAndGuarded) {
   }
 }
 
+// --hidden-sizes and --activation: recorded, followed by --demo and
+// --resume, a change refused on resume and by --load's parameters; refused
+// in one line with nothing created for an arch of a fixed shape and for
+// widths that cannot be built.
+TEST(TrainA3CTest, NetworkShapeIsRecordedFollowedAndGuarded) {
+  TempDir dir("network_shape");
+  const std::string common =
+      " --env CartPole-v1 --processes 1 --eval-n-runs 1 --quiet";
+  const ProcessRun run =
+      TrainA3C("--outdir " + dir.str() + common +
+               " --hidden-sizes 16,8 --activation tanh --steps 1000" +
+               " --eval-interval 0");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder = RunFolder(run);
+  EXPECT_EQ(RecordedOption(folder, "hidden-sizes"), "16,8");
+  EXPECT_EQ(RecordedOption(folder, "activation"), "tanh");
+  const fs::path finish = folder / "1000_finish";
+  const proto::Checkpoint checkpoint = LoadCheckpointDir(finish.string());
+  bool found = false;
+  for (const auto& t : checkpoint.parameters()) {
+    if (t.name() != "pi.2.weight") continue;  // Linear, Tanh, Linear.
+    found = true;
+    EXPECT_EQ(std::vector<int64_t>(t.shape().begin(), t.shape().end()),
+              (std::vector<int64_t>{8, 16}));
+  }
+  EXPECT_TRUE(found);
+
+  const std::string demo =
+      "--demo --load " + finish.string() + " --eval-n-runs 2";
+  const ProcessRun recorded = TrainA3C(demo);
+  const ProcessRun given =
+      TrainA3C(demo + " --hidden-sizes 16,8 --activation tanh");
+  ASSERT_EQ(recorded.status, 0) << recorded.output;
+  EXPECT_EQ(recorded.output, given.output);
+  // The default network cannot take these parameters.
+  const ProcessRun other_load = TrainA3C("--outdir " + dir.str() + common +
+                                         " --steps 1000 --eval-interval 0" +
+                                         " --load " + finish.string());
+  EXPECT_EQ(other_load.status, 2) << other_load.output;
+  ASSERT_EQ(other_load.Lines().size(), 1u) << other_load.output;
+  EXPECT_NE(other_load.output.find("has shape [16, 4]; expected float32 "
+                                   "[200, 4]"),
+            std::string::npos)
+      << other_load.output;
+
+  const ProcessRun changed = TrainA3C("--resume " + finish.string() +
+                                      " --activation relu --steps 2000");
+  EXPECT_EQ(changed.status, 2) << changed.output;
+  EXPECT_NE(changed.output.find("--activation=relu is invalid; accepted: "
+                                "tanh, the resumed run's value"),
+            std::string::npos)
+      << changed.output;
+  const ProcessRun resumed =
+      TrainA3C("--resume " + finish.string() + " --steps 2000");
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_TRUE(fs::exists(folder / "2000_finish"));
+
+  struct Refused {
+    std::string flags;
+    std::string message;
+  };
+  for (const Refused& c : std::vector<Refused>{
+           {"--env MinAtar/Breakout --activation tanh",
+            "--activation=tanh is invalid; accepted: auto (arch minatar-conv "
+            "has a fixed shape"},
+           {"--arch fc-softmax-lstm --hidden-sizes 64",
+            "--hidden-sizes=64 is invalid; accepted: auto (arch "
+            "fc-softmax-lstm has a fixed shape"},
+           {"--hidden-sizes 64,0",
+            "--hidden-sizes=64,0 is invalid; accepted: "
+            "auto, or 1 to 16 comma-separated widths"},
+           {"--activation gelu",
+            "--activation=gelu is invalid; accepted: auto, relu, tanh"}}) {
+    SCOPED_TRACE(c.flags);
+    const fs::path out = dir.path() / "refused";
+    const ProcessRun r = TrainA3C(c.flags + " --outdir " + out.string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    ASSERT_EQ(r.Lines().size(), 1u) << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
 // --normalize-rewards: recorded, every training row's return merged once
 // into the checkpoint's statistics, scores still in CartPole's units
 // (whole episode lengths with one evaluation episode), resumed, loaded by
@@ -1548,6 +1631,14 @@ TEST(CustomAgentExampleTest, TrainsCartPoleToTheSuccessfulScore) {
   EXPECT_EQ(bad_noise.output,
             "hill_climbing: --noise=0 is invalid; accepted: a finite number "
             "> 0\n");
+  // Its network is its own: the fc archs' shape flags are refused.
+  const ProcessRun shaped =
+      Exec(CUSTOM_AGENT_EXAMPLE_BIN,
+           "--activation tanh --quiet --outdir " + dir.str());
+  EXPECT_EQ(shaped.status, 2) << shaped.output;
+  EXPECT_EQ(shaped.output,
+            "hill_climbing: --activation=tanh is invalid; accepted: auto "
+            "(the program's own agent builds its network)\n");
   // A single-environment agent cannot step a batch: exit 2, nothing made.
   const fs::path batch_dir = dir.path() / "batch";
   const ProcessRun batch =
