@@ -18,13 +18,14 @@ Activation ActivationOf(bool tanh) {
   return tanh ? Activation::kTanh : Activation::kRelu;
 }
 
-// The widest layer and the most layers --hidden-sizes accepts: far past
-// what trains on CPU cores, and what keeps a typo from allocating
-// gigabytes.
-constexpr int64_t kMaxHiddenWidth = 65536;
-constexpr size_t kMaxHiddenLayers = 16;
+// The widest layer and the most layers --hidden-sizes accepts: at most 8
+// layers of 4096x4096 (16.8M parameters each) a network, about 1 GiB of
+// parameters and 2 more of optimizer statistics in the shared region, so
+// that a typo cannot ask for more than a machine has.
+constexpr int64_t kMaxHiddenWidth = 4096;
+constexpr size_t kMaxHiddenLayers = 8;
 const char* const kHiddenSizesAccepted =
-    "auto, or 1 to 16 comma-separated widths from 1 to 65536, e.g. 64,64";
+    "auto, or 1 to 8 comma-separated widths from 1 to 4096, e.g. 64,64";
 
 // "64,64" -> {64, 64}; throws InvalidOption.
 std::vector<int64_t> ParseHiddenSizes(const std::string& text) {

@@ -664,7 +664,7 @@ TEST(TrainA3CTest, NetworkShapeIsRecordedFollowedAndGuarded) {
             "fc-softmax-lstm has a fixed shape"},
            {"--hidden-sizes 64,0",
             "--hidden-sizes=64,0 is invalid; accepted: "
-            "auto, or 1 to 16 comma-separated widths"},
+            "auto, or 1 to 8 comma-separated widths"},
            {"--activation gelu",
             "--activation=gelu is invalid; accepted: auto, relu, tanh"}}) {
     SCOPED_TRACE(c.flags);
