@@ -71,8 +71,9 @@ for s in "${specs[@]}"; do
   IFS='|' read -r name bar budget stop flags <<< "$s"
   # One line per task in tasks.tsv, the latest flags winning, in its place.
   line=$(printf '%s\t%s\t%s\t%s\t%s' "$name" "$bar" "$budget" "$stop" "$flags --steps $budget")
-  awk -F'\t' -v name="$name" -v line="$line" \
-    '$1 == name { print line; found = 1; next } { print } END { if (!found) print line }' \
+  # (through ENVIRON: awk -v would read backslashes in the flags as escapes)
+  name="$name" line="$line" awk -F'\t' \
+    '$1 == ENVIRON["name"] { print ENVIRON["line"]; found = 1; next } { print } END { if (!found) print ENVIRON["line"] }' \
     "$tasks_file" > "$tasks_file.tmp"
   mv "$tasks_file.tmp" "$tasks_file"
   for seed in $seeds; do

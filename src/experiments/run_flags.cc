@@ -477,6 +477,44 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
   return auto_arch;
 }
 
+// The hidden activation a recorded or given network uses: "relu" or
+// "tanh" for the fc archs, "" for archs of a fixed shape.
+std::string ResolvedActivation(const std::string& arch,
+                               const std::string& activation) {
+  if (arch != "fc-softmax" && arch != "fc-gaussian") return "";
+  if (activation != "auto") return activation;
+  return arch == "fc-gaussian" ? "tanh" : "relu";
+}
+
+// --load: activations have no parameters, so a checkpoint of the other
+// activation would load without a complaint: its recorded one is compared
+// (a checkpoint recorded before --activation existed used its arch's own).
+// A checkpoint that cannot be read is left for --load's own check.
+void CheckLoadedActivation(const std::string& auto_arch, const RunFlags& f) {
+  proto::Checkpoint checkpoint;
+  try {
+    checkpoint = LoadCheckpointDir(f.train.load);
+  } catch (const std::exception&) {
+    return;
+  }
+  const auto& config = checkpoint.metadata().config();
+  auto recorded = [&](const char* key) {
+    const auto it = config.find(key);
+    return it == config.end() ? std::string("auto") : it->second;
+  };
+  std::string saved_arch = recorded("arch");
+  if (saved_arch == "auto") saved_arch = auto_arch;
+  const std::string arch = f.arch == "auto" ? auto_arch : f.arch;
+  const std::string saved =
+      ResolvedActivation(saved_arch, recorded("activation"));
+  const std::string now = ResolvedActivation(arch, f.network.activation);
+  if (saved.empty() || now.empty() || saved == now) return;
+  throw FlagError("--activation=" + f.network.activation +
+                  " is invalid; accepted: " + saved + ", the --load " +
+                  "checkpoint's (" + now + " would run its parameters " +
+                  "through another network)");
+}
+
 // What the run reads besides flags: the --load checkpoint, a game's
 // opponents, the --curriculum file.
 void CheckRunInputs(const po::variables_map& vm, Env& env, RunFlags& f) {
@@ -733,6 +771,9 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
     const std::string auto_arch =
         ApplyEnvironmentDefaults(vm, context, *env, f);
     CheckRunInputs(vm, *env, f);
+    if (context.a3c_agent && !f.train.load.empty()) {
+      CheckLoadedActivation(auto_arch, f);
+    }
     ValidateStructs(f);
     RecordResolved(vm, context, auto_arch, f);
     if (!f.resume.empty()) CheckResume(vm, auto_arch, f);

@@ -180,6 +180,8 @@ class TrainerRun {
     }
     options.info = {{"env", f_.env},
                     {"arch", custom_agent_ ? "custom" : f_.arch},
+                    {"hidden-sizes", f_.network.hidden_sizes},
+                    {"activation", f_.network.activation},
                     {"algorithm", f_.algorithm},
                     {"checkpoint", f_.train.load},
                     {"asyncrl_version", kVersion}};

@@ -628,16 +628,34 @@ TEST(TrainA3CTest, NetworkShapeIsRecordedFollowedAndGuarded) {
       TrainA3C(demo + " --hidden-sizes 16,8 --activation tanh");
   ASSERT_EQ(recorded.status, 0) << recorded.output;
   EXPECT_EQ(recorded.output, given.output);
-  // The default network cannot take these parameters.
-  const ProcessRun other_load = TrainA3C("--outdir " + dir.str() + common +
-                                         " --steps 1000 --eval-interval 0" +
-                                         " --load " + finish.string());
+  // The default widths cannot take these parameters.
+  const ProcessRun other_load =
+      TrainA3C("--outdir " + dir.str() + common +
+               " --steps 1000 --eval-interval 0 --activation tanh" +
+               " --load " + finish.string());
   EXPECT_EQ(other_load.status, 2) << other_load.output;
   ASSERT_EQ(other_load.Lines().size(), 1u) << other_load.output;
   EXPECT_NE(other_load.output.find("has shape [16, 4]; expected float32 "
                                    "[200, 4]"),
             std::string::npos)
       << other_load.output;
+
+  // Nor, though they load, parameters of the other activation.
+  const ProcessRun relu_load = TrainA3C(
+      "--outdir " + dir.str() + common + " --steps 1000 --eval-interval 0" +
+      " --hidden-sizes 16,8 --load " + finish.string());
+  EXPECT_EQ(relu_load.status, 2) << relu_load.output;
+  ASSERT_EQ(relu_load.Lines().size(), 1u) << relu_load.output;
+  EXPECT_NE(relu_load.output.find("--activation=auto is invalid; accepted: "
+                                  "tanh, the --load checkpoint's"),
+            std::string::npos)
+      << relu_load.output;
+  const ProcessRun relu_demo = TrainA3C(demo + " --activation relu");
+  EXPECT_EQ(relu_demo.status, 2) << relu_demo.output;
+  const ProcessRun tanh_load = TrainA3C(
+      "--outdir " + dir.str() + common + " --steps 1000 --eval-interval 0" +
+      " --hidden-sizes 16,8 --activation tanh --load " + finish.string());
+  EXPECT_EQ(tanh_load.status, 0) << tanh_load.output;
 
   const ProcessRun changed = TrainA3C("--resume " + finish.string() +
                                       " --activation relu --steps 2000");
@@ -650,6 +668,11 @@ TEST(TrainA3CTest, NetworkShapeIsRecordedFollowedAndGuarded) {
       TrainA3C("--resume " + finish.string() + " --steps 2000");
   ASSERT_EQ(resumed.status, 0) << resumed.output;
   EXPECT_TRUE(fs::exists(folder / "2000_finish"));
+  EXPECT_EQ(LoadCheckpointDir((folder / "2000_finish").string())
+                .metadata()
+                .config()
+                .at("activation"),
+            "tanh");
 
   struct Refused {
     std::string flags;
