@@ -477,20 +477,29 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
   return auto_arch;
 }
 
-// The hidden activation a recorded or given network uses: "relu" or
-// "tanh" for the fc archs, "" for archs of a fixed shape.
-std::string ResolvedActivation(const std::string& arch,
-                               const std::string& activation) {
-  if (arch != "fc-softmax" && arch != "fc-gaussian") return "";
-  if (activation != "auto") return activation;
-  return arch == "fc-gaussian" ? "tanh" : "relu";
+// Whether the network `arch` with `network` puts tanh between its layers,
+// as the model it builds describes itself (nullopt: an arch whose
+// activation is fixed, or one that cannot be built here).
+std::optional<bool> BuiltWithTanh(const std::string& arch,
+                                  const NetworkOptions& network,
+                                  const Env& env) {
+  try {
+    const std::optional<DenseDescription> d =
+        DefaultModelRegistry()
+            .Make(arch, env.ObservationSpace(), env.ActionSpace(), network)
+            ->Describe();
+    if (d && d->lstm.empty() && d->image.empty()) return d->tanh;
+  } catch (const std::invalid_argument&) {
+  }
+  return std::nullopt;
 }
 
 // --load: activations have no parameters, so a checkpoint of the other
-// activation would load without a complaint: its recorded one is compared
-// (a checkpoint recorded before --activation existed used its arch's own).
-// A checkpoint that cannot be read is left for --load's own check.
-void CheckLoadedActivation(const std::string& auto_arch, const RunFlags& f) {
+// activation would load without a complaint: the network its recorded
+// options build is compared with this run's (a checkpoint recorded before
+// --activation existed used its arch's own). A checkpoint that cannot be
+// read is left for --load's own check.
+void CheckLoadedActivation(const Env& env, const RunFlags& f) {
   proto::Checkpoint checkpoint;
   try {
     checkpoint = LoadCheckpointDir(f.train.load);
@@ -502,17 +511,16 @@ void CheckLoadedActivation(const std::string& auto_arch, const RunFlags& f) {
     const auto it = config.find(key);
     return it == config.end() ? std::string("auto") : it->second;
   };
-  std::string saved_arch = recorded("arch");
-  if (saved_arch == "auto") saved_arch = auto_arch;
-  const std::string arch = f.arch == "auto" ? auto_arch : f.arch;
-  const std::string saved =
-      ResolvedActivation(saved_arch, recorded("activation"));
-  const std::string now = ResolvedActivation(arch, f.network.activation);
-  if (saved.empty() || now.empty() || saved == now) return;
+  NetworkOptions saved;
+  saved.activation = recorded("activation");
+  const std::optional<bool> saved_tanh =
+      BuiltWithTanh(recorded("arch"), saved, env);
+  const std::optional<bool> tanh = BuiltWithTanh(f.arch, f.network, env);
+  if (!saved_tanh || !tanh || *saved_tanh == *tanh) return;
   throw FlagError("--activation=" + f.network.activation +
-                  " is invalid; accepted: " + saved + ", the --load " +
-                  "checkpoint's (" + now + " would run its parameters " +
-                  "through another network)");
+                  " is invalid; accepted: " + (*saved_tanh ? "tanh" : "relu") +
+                  ", the --load checkpoint's (" + (*tanh ? "tanh" : "relu") +
+                  " would run its parameters through another network)");
 }
 
 // What the run reads besides flags: the --load checkpoint, a game's
@@ -772,7 +780,7 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
         ApplyEnvironmentDefaults(vm, context, *env, f);
     CheckRunInputs(vm, *env, f);
     if (context.a3c_agent && !f.train.load.empty()) {
-      CheckLoadedActivation(auto_arch, f);
+      CheckLoadedActivation(*env, f);
     }
     ValidateStructs(f);
     RecordResolved(vm, context, auto_arch, f);
