@@ -11,6 +11,9 @@
 #     worker, seeds 1-5.
 #  4. MinAtar Breakout to 17.5 (up to 5M steps), 2 hosts x 1 worker x 16
 #     environments, against 1 host x 2 workers, seeds 1-2.
+#  5. Running statistics combined across hosts: MountainCar-v0 to -110
+#     (configs/mountaincar.conf: normalized observations), 1 host x 2
+#     workers against 2 hosts x 1 worker, seeds 1-5.
 # Prints markdown tables; docs/hosts/README.md holds one run's output.
 #
 # Usage: scripts/hosts.sh [PARTS]   e.g. scripts/hosts.sh 1 2   (default all)
@@ -20,7 +23,7 @@ cd "$(dirname "$0")/.."
 bin=build/apps/train_a3c
 [ -x "$bin" ] || { echo "hosts: build $bin first" >&2; exit 1; }
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(1 2 3 4)
+[ ${#parts[@]} -gt 0 ] || parts=(1 2 3 4 5)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 port=29700
@@ -57,7 +60,7 @@ run() {
 last_eval() {
   local scores
   scores=$(ls "$out"/run/0/*/scores.txt)
-  awk -v goal="$1" 'NR > 1 { steps = $1; mean = $4; if (mean > best) best = mean }
+  awk -v goal="$1" 'NR > 1 { steps = $1; mean = $4; if (NR == 2 || mean > best) best = mean }
     END { printf "%s %s %s\n", steps, best, (mean >= goal ? "yes" : "no") }' "$scores"
 }
 
@@ -130,6 +133,21 @@ for part in "${parts[@]}"; do
           s=$(run "$1" "$2" --env MinAtar/Breakout --seed "$seed" --steps 5000000 \
                 --eval-interval 100000 --successful-score 17.5)
           read -r steps best solved <<< "$(last_eval 17.5)"
+          echo "| $1 host x $2 worker | $seed | $s | $steps | $best | $solved |"
+        done
+      done
+      ;;
+    5)
+      echo
+      echo "### MountainCar-v0 to -110 with normalized observations (configs/mountaincar.conf)"
+      echo
+      echo "| layout | seed | wall s | steps at the end | best mean | solved |"
+      echo "| --- | --- | --- | --- | --- | --- |"
+      for layout in "1 2" "2 1"; do
+        set -- $layout
+        for seed in 1 2 3 4 5; do
+          s=$(run "$1" "$2" --config configs/mountaincar.conf --seed "$seed")
+          read -r steps best solved <<< "$(last_eval -110)"
           echo "| $1 host x $2 worker | $seed | $s | $steps | $best | $solved |"
         done
       done

@@ -217,6 +217,13 @@ void ActorCriticAgent::BindShared(SharedBuffers buffers, bool initialize) {
   acting_params_updates_ = counters_->updates.load(std::memory_order_relaxed);
 }
 
+std::vector<ObservationNormalizer*> ActorCriticAgent::SharedStatistics() {
+  std::vector<ObservationNormalizer*> out;
+  if (normalizer_) out.push_back(normalizer_.get());
+  if (reward_normalizer_) out.push_back(&reward_normalizer_->statistics());
+  return out;
+}
+
 void ActorCriticAgent::RefreshLocal() {
   ++local_version_;
   std::memcpy(local_->params_data(), shared_params_,

@@ -109,6 +109,8 @@ class ActorCriticAgent : public BatchAgent,
 
   SharedStateSizes SharedSizes() const override;
   void BindShared(SharedBuffers buffers, bool initialize) override;
+  // The observation statistics, then the return statistics, of those kept.
+  std::vector<ObservationNormalizer*> SharedStatistics() override;
   void SaveTo(proto::Checkpoint* checkpoint) const override;
   void LoadFrom(const proto::Checkpoint& checkpoint) override;
 

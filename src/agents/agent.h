@@ -15,6 +15,8 @@
 
 namespace asyncrl {
 
+class ObservationNormalizer;
+
 // A named value an agent reports (scores.txt columns, logs).
 struct Statistic {
   std::string name;
@@ -85,6 +87,12 @@ class Agent {
   // updates the shared state (Hogwild) and Save/Load use it.
   virtual SharedStateSizes SharedSizes() const = 0;
   virtual void BindShared(SharedBuffers buffers, bool initialize) = 0;
+  // Running statistics the agent keeps in its shared state area
+  // (agents/observation_normalizer.h: observation or return statistics),
+  // in a fixed order. Several hosts (--nnodes) combine them at each round,
+  // after BindShared; an agent returning none runs on several hosts with
+  // each host's state area its own.
+  virtual std::vector<ObservationNormalizer*> SharedStatistics() { return {}; }
 
   // Writes parameters and optimizer state into `checkpoint`.
   virtual void SaveTo(proto::Checkpoint* checkpoint) const = 0;

@@ -67,10 +67,12 @@ void MomentStatistics::MergeInto(double* count, double* mean, double* var,
   *count = total;
 }
 
-// At the start of the area; the means and variances follow at kDataOffset.
+// At the start of the area; at kDataOffset follow the run's means and
+// variances, then the since-round means and variances.
 struct ObservationNormalizer::Header {
   std::atomic<int32_t> lock{0};
   double count = 0;
+  double since_count = 0;
 };
 
 namespace {
@@ -101,6 +103,7 @@ ObservationNormalizer::ObservationNormalizer(int64_t size, int64_t obs_size,
   header()->count = kInitialCount;
   std::fill_n(mean_area(), size_, 0.0);
   std::fill_n(var_area(), size_, 1.0);
+  std::fill_n(since_mean_area(), 2 * size_, 0.0);
   Lock();
   CopyLocked();
   Unlock();
@@ -108,7 +111,7 @@ ObservationNormalizer::ObservationNormalizer(int64_t size, int64_t obs_size,
 
 size_t ObservationNormalizer::SharedBytes() const {
   return RoundUp64(kDataOffset +
-                   2 * static_cast<size_t>(size_) * sizeof(double));
+                   4 * static_cast<size_t>(size_) * sizeof(double));
 }
 
 ObservationNormalizer::Header* ObservationNormalizer::header() const {
@@ -118,6 +121,12 @@ double* ObservationNormalizer::mean_area() const {
   return reinterpret_cast<double*>(area_ + kDataOffset);
 }
 double* ObservationNormalizer::var_area() const { return mean_area() + size_; }
+double* ObservationNormalizer::since_mean_area() const {
+  return var_area() + size_;
+}
+double* ObservationNormalizer::since_var_area() const {
+  return since_mean_area() + size_;
+}
 
 void ObservationNormalizer::Lock() const {
   std::atomic<int32_t>& lock = header()->lock;
@@ -150,6 +159,7 @@ void ObservationNormalizer::Bind(void* area, bool initialize) {
                 SharedBytes() - kDataOffset);
     new (target) Header();
     reinterpret_cast<Header*>(target)->count = header()->count;
+    reinterpret_cast<Header*>(target)->since_count = header()->since_count;
   }
   area_ = target;
   owned_ = {};
@@ -198,6 +208,9 @@ void ObservationNormalizer::MergeAndNormalize(const float* obs, int64_t rows,
   MomentStatistics::MergeInto(&header()->count, mean_area(), var_area(), size_,
                               batch_.count, batch_.mean.data(),
                               batch_.var.data());
+  MomentStatistics::MergeInto(&header()->since_count, since_mean_area(),
+                              since_var_area(), size_, batch_.count,
+                              batch_.mean.data(), batch_.var.data());
   CopyLocked();
   Unlock();
   Apply(obs, rows, out);
@@ -224,6 +237,47 @@ MomentStatistics ObservationNormalizer::Statistics() {
   s.var.assign(var_area(), var_area() + size_);
   Unlock();
   return s;
+}
+
+MomentStatistics ObservationNormalizer::TakeSinceRound() {
+  MomentStatistics s;
+  Lock();
+  s.count = header()->since_count;
+  s.mean.assign(since_mean_area(), since_mean_area() + size_);
+  s.var.assign(since_var_area(), since_var_area() + size_);
+  header()->since_count = 0;
+  std::fill_n(since_mean_area(), 2 * size_, 0.0);
+  Unlock();
+  return s;
+}
+
+void ObservationNormalizer::SetRound(const MomentStatistics& combined) {
+  if (static_cast<int64_t>(combined.mean.size()) != size_ ||
+      static_cast<int64_t>(combined.var.size()) != size_) {
+    throw std::invalid_argument(
+        "hosts' combined statistics have " +
+        std::to_string(combined.mean.size()) +
+        " elements; accepted: " + std::to_string(size_));
+  }
+  bool finite = std::isfinite(combined.count) && combined.count > 0;
+  for (int64_t j = 0; j < size_; ++j) {
+    finite = finite && std::isfinite(combined.mean[j]) &&
+             std::isfinite(combined.var[j]) && combined.var[j] >= 0;
+  }
+  if (!finite) {
+    throw std::invalid_argument(
+        "hosts' combined statistics are not finite (count " +
+        std::to_string(combined.count) +
+        "); accepted: finite means, variances >= 0 and a count > 0");
+  }
+  Lock();
+  header()->count = combined.count;
+  std::copy(combined.mean.begin(), combined.mean.end(), mean_area());
+  std::copy(combined.var.begin(), combined.var.end(), var_area());
+  MomentStatistics::MergeInto(&header()->count, mean_area(), var_area(), size_,
+                              header()->since_count, since_mean_area(),
+                              since_var_area());
+  Unlock();
 }
 
 void ObservationNormalizer::SaveTo(proto::RunningStatistics* out) const {

@@ -11,6 +11,16 @@
 // normalizing needs no lock. Training merges then normalizes; evaluation
 // and --demo normalize with the statistics as they are (frozen: nothing is
 // merged). Checkpoints carry them (proto RunningStatistics).
+//
+// Several hosts (--nnodes) combine their statistics at each round: the area
+// also keeps what this host's workers merged since the last round (its
+// "since" statistics, merged into under the same lock). The hosts'
+// coordinator takes and clears them (TakeSinceRound), combines every
+// host's with the last round's combined set (Chan's merge, in rank order,
+// so every host computes the same set), and sets the run's statistics to
+// the result merged with what was merged here during the exchange
+// (SetRound). After the last round, when no worker merges, every host holds
+// the statistics of all hosts' rows.
 #ifndef ASYNCRL_AGENTS_OBSERVATION_NORMALIZER_H_
 #define ASYNCRL_AGENTS_OBSERVATION_NORMALIZER_H_
 
@@ -81,6 +91,15 @@ class ObservationNormalizer {
   // The shared statistics (a copy taken under the lock).
   MomentStatistics Statistics();
 
+  // Hosts (see above), from the parent's coordinator thread; they touch
+  // the shared area only. What was merged since the last round (count 0:
+  // nothing), cleared.
+  MomentStatistics TakeSinceRound();
+  // The run's statistics become `combined` (all hosts' rows up to this
+  // round) merged with what was merged here since TakeSinceRound. Throws
+  // std::invalid_argument if its size differs or a value is not finite.
+  void SetRound(const MomentStatistics& combined);
+
   // Into / from a checkpoint's RunningStatistics. LoadFrom throws
   // std::runtime_error if the sizes differ or a value is not finite, a
   // variance negative or the count not positive; it changes nothing then.
@@ -100,6 +119,8 @@ class ObservationNormalizer {
   Header* header() const;
   double* mean_area() const;
   double* var_area() const;
+  double* since_mean_area() const;
+  double* since_var_area() const;
   void Lock() const;
   // Lock() unless it takes longer than `limit`; whether it locked.
   bool TryLockFor(std::chrono::steady_clock::duration limit) const;

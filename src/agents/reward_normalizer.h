@@ -50,6 +50,8 @@ class RewardNormalizer {
   double InverseScale() const { return returns_stats_.InverseScale(0); }
   // The shared statistics of the returns (a copy taken under the lock).
   MomentStatistics Statistics() { return returns_stats_.Statistics(); }
+  // They themselves (one element), e.g. for the hosts to combine.
+  ObservationNormalizer& statistics() { return returns_stats_; }
   // Steps whose returns were not merged because one was not finite (its
   // row's return then starts again at 0).
   int64_t skipped_batches() const { return returns_stats_.skipped_batches(); }

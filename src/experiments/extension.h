@@ -49,6 +49,9 @@ struct RunInfo {
   float* params = nullptr;           // The shared parameters.
   float* optimizer_state = nullptr;  // The shared optimizer statistics.
   SharedStateSizes sizes;
+  // The parent's agent's running statistics in the shared state area
+  // (Agent::SharedStatistics), once it is bound (at Start; empty at Place).
+  std::vector<ObservationNormalizer*> statistics;
   // Saves a checkpoint of the shared state (the parent's agent, the
   // counters, every extension's SaveTo) to directory `dir`; the parent's
   // threads may call it. Throws std::runtime_error naming the directory.

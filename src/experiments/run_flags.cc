@@ -397,10 +397,10 @@ std::unique_ptr<Env> ProbeEnvironment(const FlagContext& context, RunFlags& f) {
 }
 
 // --normalize-observations where the run can keep one set of statistics:
-// vector observations (image planes are binary), one host (hosts do not
-// combine statistics), no snapshot opponents (they act without the run's
-// statistics).
-void CheckNormalizeObservations(Env& env, const RunFlags& f) {
+// vector observations (image planes are binary), no snapshot opponents
+// (they act without the run's statistics). Several hosts combine theirs at
+// each round (hosts/host_coordinator.h).
+void CheckNormalizeObservations(Env& env) {
   const Space& obs = env.ObservationSpace();
   Require(obs.shape.size() == 1, "normalize-observations", true,
           "false for observation space " + obs.ToString() +
@@ -409,9 +409,6 @@ void CheckNormalizeObservations(Env& env, const RunFlags& f) {
   Require(FindSelfPlayEnv(env) == nullptr, "normalize-observations", true,
           "false for a two-player game (snapshot opponents act without the "
           "run's statistics)");
-  Require(!f.dist.Enabled(), "normalize-observations", true,
-          "false with --nnodes " + std::to_string(f.dist.nnodes) +
-              " (hosts do not combine observation statistics)");
 }
 
 // What the environment's family declares (envs/registry.h) where no source
@@ -467,12 +464,7 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
           "players' turns)");
   if (context.a3c_agent) CheckAlgorithm(f);
   if (context.a3c_agent && f.agent.normalize_observations) {
-    CheckNormalizeObservations(env, f);
-  }
-  if (context.a3c_agent && f.agent.normalize_rewards) {
-    Require(!f.dist.Enabled(), "normalize-rewards", true,
-            "false with --nnodes " + std::to_string(f.dist.nnodes) +
-                " (hosts do not combine return statistics)");
+    CheckNormalizeObservations(env);
   }
   return auto_arch;
 }

@@ -226,6 +226,7 @@ class Trainer {
     parent_agent_->BindShared({region_->params(), region_->optimizer_state(),
                                &control.agent_counters, region_->agent_state()},
                               /*initialize=*/true);
+    parent_bound_ = true;
   }
 
   RunInfo Info() {
@@ -235,6 +236,7 @@ class Trainer {
     run.params = region_->params();
     run.optimizer_state = region_->optimizer_state();
     run.sizes = sizes_;
+    if (parent_bound_) run.statistics = parent_agent_->SharedStatistics();
     run.save = [this](const std::string& dir) {
       SaveSnapshot(*parent_agent_, region_->control(), options_, extensions_,
                    dir);
@@ -512,6 +514,7 @@ class Trainer {
   const fs::path outdir_;
   const Clock::time_point start_ = Clock::now();
   std::unique_ptr<Agent> parent_agent_;
+  bool parent_bound_ = false;  // BindShared done: SharedStatistics usable.
   SharedStateSizes sizes_;
   std::vector<std::string> columns_;  // scores.txt's, after `min`.
   std::unique_ptr<SharedRegion> region_;

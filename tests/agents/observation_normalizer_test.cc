@@ -9,7 +9,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "shared_area.h"
@@ -40,6 +43,32 @@ void ExpectRelativelyNear(double got, double want, double tolerance,
       << what << ": got " << got << ", want " << want;
 }
 
+// VecNormalize's prior (count 1e-4, mean 0, variance 1), then every row of
+// `all` (rows of `size`).
+MomentStatistics PriorThenRows(const std::vector<float>& all, int64_t size) {
+  MomentStatistics want;
+  want.count = ObservationNormalizer::kInitialCount;
+  want.mean.assign(size, 0.0);
+  want.var.assign(size, 1.0);
+  want.Merge(MomentStatistics::Of(
+      all.data(), static_cast<int64_t>(all.size()) / size, size));
+  return want;
+}
+
+// The count to 1e-12, means and variances to `tolerance`, relative.
+void ExpectStatisticsNear(const MomentStatistics& got,
+                          const MomentStatistics& want, double tolerance,
+                          const std::string& what) {
+  ExpectRelativelyNear(got.count, want.count, 1e-12, what + " count");
+  ASSERT_EQ(got.mean.size(), want.mean.size());
+  for (size_t j = 0; j < want.mean.size(); ++j) {
+    ExpectRelativelyNear(got.mean[j], want.mean[j], tolerance,
+                         what + " mean " + std::to_string(j));
+    ExpectRelativelyNear(got.var[j], want.var[j], tolerance,
+                         what + " variance " + std::to_string(j));
+  }
+}
+
 TEST(ObservationNormalizerTest, WorkersMergingBatchesEqualAllRowsAtOnce) {
   constexpr int64_t kSize = 4;
   ObservationNormalizer first(kSize, kSize, 10.0);
@@ -60,23 +89,92 @@ TEST(ObservationNormalizerTest, WorkersMergingBatchesEqualAllRowsAtOnce) {
     workers[batch % 3]->MergeAndNormalize(obs.data(), rows, out.data());
     all.insert(all.end(), obs.begin(), obs.end());
   }
-  // VecNormalize's prior (count 1e-4, mean 0, variance 1), then every row.
-  MomentStatistics want;
-  want.count = ObservationNormalizer::kInitialCount;
-  want.mean.assign(kSize, 0.0);
-  want.var.assign(kSize, 1.0);
-  want.Merge(MomentStatistics::Of(
-      all.data(), static_cast<int64_t>(all.size()) / kSize, kSize));
   const MomentStatistics got = third.Statistics();
-  ExpectRelativelyNear(got.count, want.count, 1e-12, "count");
-  for (int64_t j = 0; j < kSize; ++j) {
-    ExpectRelativelyNear(got.mean[j], want.mean[j], 1e-9,
-                         "mean " + std::to_string(j));
-    ExpectRelativelyNear(got.var[j], want.var[j], 1e-9,
-                         "variance " + std::to_string(j));
-  }
+  ExpectStatisticsNear(got, PriorThenRows(all, kSize), 1e-9, "");
   // The second element's statistics are not the prior's: rows were merged.
   EXPECT_GT(got.var[1], 1.5);
+}
+
+// Several hosts (hosts/host_coordinator.cc's rounds): each host's workers
+// merge into its own area; at each round every host takes what it merged
+// since the last round, every host merges all of them in rank order into
+// the last round's set and sets it, keeping what was merged during the
+// exchange. After a last round with nothing merged meanwhile, every host
+// holds the same statistics, those of all rows at once.
+TEST(ObservationNormalizerTest, HostsCombiningRoundsEqualAllRowsAtOnce) {
+  constexpr int64_t kSize = 3;
+  constexpr int kHosts = 3;
+  std::vector<std::unique_ptr<Area>> areas;
+  std::vector<std::unique_ptr<ObservationNormalizer>> parents, workers;
+  for (int h = 0; h < kHosts; ++h) {
+    parents.push_back(std::make_unique<ObservationNormalizer>(kSize, kSize, 5));
+    areas.push_back(std::make_unique<Area>(parents[h]->SharedBytes()));
+    parents[h]->Bind(areas[h]->memory, /*initialize=*/true);
+    workers.push_back(std::make_unique<ObservationNormalizer>(kSize, kSize, 5));
+    workers[h]->Bind(areas[h]->memory, /*initialize=*/false);
+  }
+  // The start: rank 0's statistics (here the prior) on every host.
+  MomentStatistics combined = parents[0]->Statistics();
+  for (auto& parent : parents) {
+    EXPECT_EQ(parent->TakeSinceRound().count, 0);
+    parent->SetRound(combined);
+  }
+  std::vector<float> all, out;
+  uint64_t seed = 500;
+  const auto merge = [&](ObservationNormalizer& worker, int64_t rows) {
+    const std::vector<float> obs = RandomRows(rows, kSize, seed++);
+    out.resize(obs.size());
+    worker.MergeAndNormalize(obs.data(), rows, out.data());
+    all.insert(all.end(), obs.begin(), obs.end());
+  };
+  for (int round = 0; round < 4; ++round) {
+    for (int h = 0; h < kHosts; ++h) {
+      for (int b = 0; b <= (round + h) % 3; ++b) merge(*workers[h], 2 + b);
+    }
+    std::vector<MomentStatistics> since;
+    for (auto& parent : parents) since.push_back(parent->TakeSinceRound());
+    // Host 1's worker merges during the exchange (not in the last round).
+    const bool last = round == 3;
+    MomentStatistics during;
+    if (!last) {
+      const std::vector<float> obs = RandomRows(4, kSize, seed++);
+      during = MomentStatistics::Of(obs.data(), 4, kSize);
+      out.resize(obs.size());
+      workers[1]->MergeAndNormalize(obs.data(), 4, out.data());
+      all.insert(all.end(), obs.begin(), obs.end());
+    }
+    for (const MomentStatistics& s : since) combined.Merge(s);
+    for (auto& parent : parents) parent->SetRound(combined);
+    if (!last) {
+      // Host 0 holds the round's set; host 1 that with its batch since.
+      const MomentStatistics zero = parents[0]->Statistics();
+      EXPECT_EQ(zero.count, combined.count);
+      EXPECT_EQ(zero.mean, combined.mean);
+      MomentStatistics want = combined;
+      want.Merge(during);
+      ExpectStatisticsNear(parents[1]->Statistics(), want, 1e-12, "host 1");
+    }
+  }
+  const MomentStatistics first = workers[0]->Statistics();
+  ExpectStatisticsNear(first, PriorThenRows(all, kSize), 1e-9, "host 0");
+  for (int h = 1; h < kHosts; ++h) {
+    const MomentStatistics other = workers[h]->Statistics();
+    EXPECT_EQ(other.count, first.count) << "host " << h;
+    EXPECT_EQ(other.mean, first.mean) << "host " << h;
+    EXPECT_EQ(other.var, first.var) << "host " << h;
+  }
+
+  // A set of the wrong size, or not finite, is refused and changes nothing.
+  MomentStatistics wrong = combined;
+  wrong.mean.pop_back();
+  EXPECT_THROW(parents[2]->SetRound(wrong), std::invalid_argument);
+  MomentStatistics nan = combined;
+  nan.var[1] = std::nan("");
+  EXPECT_THROW(parents[2]->SetRound(nan), std::invalid_argument);
+  const MomentStatistics after = parents[2]->Statistics();
+  EXPECT_EQ(after.count, first.count);
+  EXPECT_EQ(after.mean, first.mean);
+  EXPECT_EQ(after.var, first.var);
 }
 
 TEST(ObservationNormalizerTest, NormalizesClipsAndPassesAMaskThrough) {

@@ -506,6 +506,44 @@ TEST(HostsTest, ResumeContinuesFromRankZerosCheckpoint) {
   }
 }
 
+// --normalize-observations and --normalize-rewards on two hosts: every
+// host's rows are combined at each round, so rank 0's checkpoint counts
+// all hosts' training steps and both hosts end with the same statistics
+// (in the digest); a resumed rank 0's statistics start the other host's.
+TEST(HostsTest, RunningStatisticsAreCombinedAcrossHosts) {
+  TempDir dir("hosts_statistics");
+  const std::vector<std::string> flags = {"--normalize-observations",
+                                          "--normalize-rewards",
+                                          "--eval-interval", "0"};
+  const auto expect_counts = [](const fs::path& checkpoint, int64_t steps) {
+    const proto::Checkpoint saved = LoadCheckpointDir(checkpoint);
+    // Every training row of both hosts merged once (each host's last batch
+    // of 16 rows may end past the steps).
+    for (const proto::RunningStatistics* s :
+         {&saved.observation_statistics(), &saved.reward_statistics()}) {
+      EXPECT_GE(s->count(), steps) << checkpoint;
+      EXPECT_LE(s->count(), steps + 32) << checkpoint;
+    }
+  };
+  auto first = StartHosts(dir, 2, FreePort(), "20001", flags);
+  for (auto& host : first) ASSERT_EQ(host->Finish(), 0) << host->output();
+  EXPECT_EQ(Digest(*first[0]), Digest(*first[1]));
+  EXPECT_NE(first[0]->output().find("parameters and running statistics"),
+            std::string::npos)
+      << first[0]->output();
+  const fs::path finish = first[0]->RunDir() / "20001_finish";
+  expect_counts(finish, 20001);
+
+  const int port = FreePort();
+  Spawned rank0(
+      HostArgs(dir, 2, 0, port, "30000", {"--resume", finish.string()}), "");
+  Spawned rank1(HostArgs(dir, 2, 1, port, "30000", flags), "");
+  ASSERT_EQ(rank0.Finish(), 0) << rank0.output();
+  ASSERT_EQ(rank1.Finish(), 0) << rank1.output();
+  EXPECT_EQ(Digest(rank0), Digest(rank1));
+  expect_counts(first[0]->RunDir() / "30000_finish", 30000);
+}
+
 // Two hosts in two network namespaces this test makes, joined by a veth
 // pair (10.231.0.1 and .2, reachable only from inside them): root only.
 class NamespaceHostsTest : public ::testing::Test {

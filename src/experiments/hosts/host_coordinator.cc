@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "asyncrl/agents/observation_normalizer.h"
 #include "asyncrl/experiments/hosts/host_group.h"
 #include "asyncrl/experiments/hosts/transport.h"
 #include "asyncrl/experiments/shared_region.h"
@@ -27,6 +28,23 @@ uint64_t Fnv1a(const void* data, size_t bytes, uint64_t h) {
   return h;
 }
 
+// A set of statistics as doubles: count, means, variances.
+std::vector<double> Packed(const MomentStatistics& s) {
+  std::vector<double> out{s.count};
+  out.insert(out.end(), s.mean.begin(), s.mean.end());
+  out.insert(out.end(), s.var.begin(), s.var.end());
+  return out;
+}
+
+// The inverse, of `size` elements at `p`.
+MomentStatistics Unpacked(const double* p, int64_t size) {
+  MomentStatistics s;
+  s.count = p[0];
+  s.mean.assign(p + 1, p + 1 + size);
+  s.var.assign(p + 1 + size, p + 1 + 2 * size);
+  return s;
+}
+
 }  // namespace
 
 struct HostCoordinator::Impl {
@@ -38,13 +56,17 @@ struct HostCoordinator::Impl {
   float* optimizer;
   int64_t num_optimizer;
   std::map<std::string, std::string> config;
+  std::vector<ObservationNormalizer*> statistics;
+  // Per set of statistics: all hosts' rows up to the last round.
+  std::vector<MomentStatistics> combined;
   int64_t others_episodes = 0;  // Other hosts' episodes already added.
   double sync_seconds = 0;      // Summed over the parameter syncs.
   int64_t syncs = 0;
 
   Impl(const DistOptions& o, ControlBlock& c, HostsBlock& b, float* p,
        int64_t np, float* opt, int64_t nopt,
-       std::map<std::string, std::string> cfg)
+       std::map<std::string, std::string> cfg,
+       std::vector<ObservationNormalizer*> stats)
       : net(o),
         control(c),
         block(b),
@@ -52,7 +74,8 @@ struct HostCoordinator::Impl {
         num_params(np),
         optimizer(opt),
         num_optimizer(nopt),
-        config(std::move(cfg)) {}
+        config(std::move(cfg)),
+        statistics(std::move(stats)) {}
 
   const DistOptions& options() const { return net.options(); }
   int rank() const { return net.rank(); }
@@ -63,10 +86,15 @@ HostCoordinator::HostCoordinator(const DistOptions& options,
                                  ControlBlock& control, HostsBlock& block,
                                  float* params, int64_t num_params,
                                  float* optimizer_state, int64_t num_optimizer,
-                                 std::map<std::string, std::string> config)
+                                 std::map<std::string, std::string> config,
+                                 std::vector<ObservationNormalizer*> statistics)
     : impl_(std::make_unique<Impl>(options, control, block, params, num_params,
                                    optimizer_state, num_optimizer,
-                                   std::move(config))) {}
+                                   std::move(config), std::move(statistics))) {}
+
+bool HostCoordinator::CombinesStatistics() const {
+  return !impl_->statistics.empty();
+}
 
 HostCoordinator::~HostCoordinator() {
   // Unwinding past a running coordinator (the parent threw): this host
@@ -208,7 +236,12 @@ bool HostCoordinator::StoreSilent(const std::string& what) const {
 // Every host's options against rank 0's, before any step.
 bool HostCoordinator::CheckOptions() {
   Impl& s = *impl_;
-  const std::string mine = Fingerprint(s.config, s.num_params, s.num_optimizer);
+  std::vector<int64_t> statistics;
+  for (const ObservationNormalizer* n : s.statistics) {
+    statistics.push_back(n->size());
+  }
+  const std::string mine =
+      Fingerprint(s.config, s.num_params, s.num_optimizer, statistics);
   std::string refused;
   if (s.rank() == 0) {
     s.net.store().set("asyncrl/options", Bytes(mine));
@@ -245,6 +278,15 @@ void HostCoordinator::ShareRankZeroState() {
   }
   s.net.Broadcast(s.params, s.num_params);
   s.net.Broadcast(s.optimizer, s.num_optimizer);
+  // Rank 0's running statistics (a resumed run's) start every host's; no
+  // worker has merged anything yet.
+  for (ObservationNormalizer* n : s.statistics) {
+    (void)n->TakeSinceRound();
+    std::vector<double> packed = Packed(n->Statistics());
+    s.net.Broadcast(packed.data(), static_cast<int64_t>(packed.size()));
+    s.combined.push_back(Unpacked(packed.data(), n->size()));
+    n->SetRound(s.combined.back());
+  }
   // The update count too: Adam's step (agents/shared_rmsprop.h) goes on
   // from rank 0's on every host.
   at::Tensor counters = at::tensor(
@@ -266,10 +308,11 @@ void HostCoordinator::ShareRankZeroState() {
   formed_ = true;
   s.block.ready.store(1);
   if (s.rank() == 0) {
-    Log(LogLevel::kInfo, "dist: " + std::to_string(s.size()) +
-                             " hosts joined at " + s.options().master_addr +
-                             "; averaging parameters every " +
-                             FormatValue(s.options().sync_interval) + " s");
+    Log(LogLevel::kInfo,
+        "dist: " + std::to_string(s.size()) + " hosts joined at " +
+            s.options().master_addr + "; averaging parameters every " +
+            FormatValue(s.options().sync_interval) + " s" +
+            (s.statistics.empty() ? "" : " and combining running statistics"));
   }
 }
 
@@ -372,6 +415,7 @@ void HostCoordinator::AverageParameters(bool exact) {
   if (s.options().sync_optimizer_state) {
     s.net.Average(s.optimizer, s.num_optimizer, exact);
   }
+  CombineStatistics();
   s.sync_seconds +=
       std::chrono::duration<double>(HostClock::now() - t0).count();
   ++s.syncs;
@@ -384,6 +428,22 @@ void HostCoordinator::AverageParameters(bool exact) {
     LocalEnded(LocalEnd::kFailed,
                "rank " + std::to_string(s.rank()) + ": " + e.what());
     StoreAndWakeAll(s.control.stop, 1);
+  }
+}
+
+// Every host's statistics since the last round, merged in rank order into
+// the last round's combined set on every host (so every host computes the
+// same set), become the run's, with what this host merged meanwhile.
+void HostCoordinator::CombineStatistics() {
+  Impl& s = *impl_;
+  for (size_t i = 0; i < s.statistics.size(); ++i) {
+    ObservationNormalizer& n = *s.statistics[i];
+    const std::vector<double> mine = Packed(n.TakeSinceRound());
+    const std::vector<double> all = s.net.GatherDoubles(mine);
+    for (int r = 0; r < s.size(); ++r) {
+      s.combined[i].Merge(Unpacked(&all[r * mine.size()], n.size()));
+    }
+    n.SetRound(s.combined[i]);
   }
 }
 
@@ -401,6 +461,10 @@ void HostCoordinator::FinishRounds() {
   }
   digest_ =
       Fnv1a(s.params, s.num_params * sizeof(float), 1469598103934665603ULL);
+  for (ObservationNormalizer* n : s.statistics) {
+    const std::vector<double> packed = Packed(n->Statistics());
+    digest_ = Fnv1a(packed.data(), packed.size() * sizeof(double), digest_);
+  }
   if (s.rank() == 0 || LogEnabled(LogLevel::kDebug)) {
     char line[160];
     std::snprintf(line, sizeof(line),

@@ -9,7 +9,11 @@
 // average: all hosts end with identical parameters. A successful
 // evaluation on rank 0 ends every host; a host whose workers fail or that
 // gets SIGINT/SIGTERM stops every host; a host that dies or stops answering
-// makes the others stop within the timeout.
+// makes the others stop within the timeout. The agent's running statistics
+// (observation and return normalization) are combined at each round too:
+// rank 0's to every host at the start, then every host's rows since the
+// last round (agents/observation_normalizer.h); after the last round every
+// host holds the statistics of all hosts' rows.
 #ifndef ASYNCRL_EXPERIMENTS_HOSTS_HOST_COORDINATOR_H_
 #define ASYNCRL_EXPERIMENTS_HOSTS_HOST_COORDINATOR_H_
 
@@ -21,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "asyncrl/experiments/hosts/hosts_options.h"
 #include "asyncrl/experiments/hosts/step_leases.h"
@@ -28,6 +33,7 @@
 namespace asyncrl {
 
 struct ControlBlock;
+class ObservationNormalizer;
 
 // Start it after the workers are forked (c10d starts threads; the trainer
 // forks from a single-threaded parent). Its methods are the parent's; the
@@ -38,11 +44,14 @@ class HostCoordinator {
   enum class LocalEnd { kRunning, kDone, kFailed };
 
   // `params`/`optimizer_state` are the shared arrays; `config` the run's
-  // options (TrainOptions::config), compared with rank 0's.
+  // options (TrainOptions::config), compared with rank 0's; `statistics`
+  // the parent agent's shared running statistics (Agent::SharedStatistics),
+  // combined at each round.
   HostCoordinator(const DistOptions& options, ControlBlock& control,
                   HostsBlock& block, float* params, int64_t num_params,
                   float* optimizer_state, int64_t num_optimizer,
-                  std::map<std::string, std::string> config);
+                  std::map<std::string, std::string> config,
+                  std::vector<ObservationNormalizer*> statistics = {});
   ~HostCoordinator();
   HostCoordinator(const HostCoordinator&) = delete;
   HostCoordinator& operator=(const HostCoordinator&) = delete;
@@ -75,9 +84,12 @@ class HostCoordinator {
   // saved after a failure records: the others' since are unknown).
   int64_t StepsNow() const;
   int64_t Rounds() const { return rounds_; }
-  // FNV-1a of the parameters' bytes after the last round: equal on every
-  // host after a finished run.
+  // FNV-1a of the parameters' bytes, then of the running statistics'
+  // (count, means, variances), after the last round: equal on every host
+  // after a finished run.
   uint64_t ParameterDigest() const { return digest_; }
+  // Whether there are running statistics to combine.
+  bool CombinesStatistics() const;
 
  private:
   struct Impl;
@@ -91,6 +103,7 @@ class HostCoordinator {
   LocalEnd AwaitRoundStart(RoundNews* news, std::string* why);
   bool ExchangeStatus(LocalEnd end, const std::string& why, bool* all_done);
   void AverageParameters(bool exact);
+  void CombineStatistics();
   void FinishRounds();
   void GiveUp(int code, const std::string& message);
 

@@ -95,9 +95,26 @@ void HostGroup::Average(float* data, int64_t n, bool exact) {
   for (int64_t i = 0; i < n; ++i) data[i] += avg[i] - before[i];
 }
 
+std::vector<double> HostGroup::GatherDoubles(const std::vector<double>& mine) {
+  const auto n = static_cast<int64_t>(mine.size());
+  at::Tensor t = at::zeros({int64_t{size()} * n}, at::kDouble);
+  std::copy(mine.begin(), mine.end(), t.data_ptr<double>() + rank() * n);
+  std::vector<at::Tensor> v{t};
+  Wait(v);
+  const double* p = t.data_ptr<double>();
+  return std::vector<double>(p, p + t.numel());
+}
+
 void HostGroup::Broadcast(float* data, int64_t n) {
   if (n == 0) return;
   at::Tensor t = at::from_blob(data, {n}, at::kFloat);
+  std::vector<at::Tensor> v{t};
+  Complete(group_->broadcast(v));
+}
+
+void HostGroup::Broadcast(double* data, int64_t n) {
+  if (n == 0) return;
+  at::Tensor t = at::from_blob(data, {n}, at::kDouble);
   std::vector<at::Tensor> v{t};
   Complete(group_->broadcast(v));
 }

@@ -43,12 +43,16 @@ class HostGroup {
   void Complete(const c10::intrusive_ptr<c10d::Work>& work);
   // One int64 per rank and field: every rank's values, in rank order.
   std::vector<int64_t> Gather(const std::vector<int64_t>& mine, int fields);
+  // Every rank's `mine` (the same length on every rank), in rank order,
+  // exactly (an all-reduce of zeros but each rank's own slot).
+  std::vector<double> GatherDoubles(const std::vector<double>& mine);
   // Averages `n` floats at `data` over the hosts: exactly when `exact`
   // (nobody writes them), else adding (average - copy) so that concurrent
   // updates made meanwhile stay.
   void Average(float* data, int64_t n, bool exact);
-  // Rank 0's `n` floats at `data` to every host.
+  // Rank 0's `n` floats (doubles) at `data` to every host.
   void Broadcast(float* data, int64_t n);
+  void Broadcast(double* data, int64_t n);
   // A note another rank left in the store (it may be gone by now).
   std::string Note(const std::string& key);
   // Every rank counts itself out at its end; rank 0, whose process serves

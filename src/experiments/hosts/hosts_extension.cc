@@ -109,7 +109,8 @@ void HostsExtension::Place(void* shared, const RunInfo& run) {
 void HostsExtension::Start(const RunInfo& run) {
   coordinator_ = std::make_unique<HostCoordinator>(
       options_, *run.control, *block_, run.params, run.sizes.params,
-      run.optimizer_state, run.sizes.optimizer, run.options->config);
+      run.optimizer_state, run.sizes.optimizer, run.options->config,
+      run.statistics);
   save_ = run.save;
   if (options_.node_rank != 0 || run.options->checkpoint_interval <= 0) {
     return;
@@ -164,10 +165,12 @@ void HostsExtension::Conclude(const GroupReport& report, RunEnd* end) {
     char digest[17];
     std::snprintf(digest, sizeof(digest), "%016llx",
                   static_cast<unsigned long long>(c.ParameterDigest()));
-    end->notes.push_back(Rank() + " of " + std::to_string(options_.nnodes) +
-                         ": parameters after the last of " +
-                         std::to_string(c.Rounds()) + " averages: digest " +
-                         digest + " (the same on every host)");
+    end->notes.push_back(
+        Rank() + " of " + std::to_string(options_.nnodes) +
+        (c.CombinesStatistics() ? ": parameters and running statistics"
+                                : ": parameters") +
+        " after the last of " + std::to_string(c.Rounds()) +
+        " averages: digest " + digest + " (the same on every host)");
     return;
   } else if (report.Ok()) {
     end->exit_code = c.ExitCode();

@@ -147,7 +147,8 @@ TrainOptions ForThisHost(const TrainOptions& train, const DistOptions& dist) {
 }
 
 std::string Fingerprint(const std::map<std::string, std::string>& config,
-                        int64_t num_params, int64_t num_optimizer) {
+                        int64_t num_params, int64_t num_optimizer,
+                        const std::vector<int64_t>& statistics) {
   std::string out;
   for (const auto& [key, value] : config) {
     if (IsHostLocalOption(key)) continue;
@@ -156,6 +157,12 @@ std::string Fingerprint(const std::map<std::string, std::string>& config,
   out += std::string("(parameters)") + '\0' + std::to_string(num_params) +
          '\0' + "(optimizer statistics)" + '\0' +
          std::to_string(num_optimizer) + '\0';
+  std::string sizes;
+  for (const int64_t n : statistics) {
+    sizes += (sizes.empty() ? "" : ",") + std::to_string(n);
+  }
+  out += std::string("(running statistics)") + '\0' +
+         (sizes.empty() ? std::string("none") : sizes) + '\0';
   return out;
 }
 

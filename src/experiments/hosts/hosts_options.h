@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "asyncrl/experiments/train_options.h"
 #include "asyncrl/misc/flag_spec.h"
@@ -62,9 +63,11 @@ TrainOptions ForThisHost(const TrainOptions& train, const DistOptions& dist);
 bool IsHostLocalOption(const std::string& key);
 
 // "key\0value\0" for every option of `config` that must match, then the
-// agent's shared sizes.
+// agent's shared sizes (`statistics`: the elements of each set of running
+// statistics the hosts combine).
 std::string Fingerprint(const std::map<std::string, std::string>& config,
-                        int64_t num_params, int64_t num_optimizer);
+                        int64_t num_params, int64_t num_optimizer,
+                        const std::vector<int64_t>& statistics = {});
 
 // The first option that differs between two fingerprints, as one line
 // naming it and what is accepted; "" when they match.
