@@ -12,7 +12,7 @@
 #  4. MinAtar Breakout to 17.5 (up to 5M steps), 2 hosts x 1 worker x 16
 #     environments, against 1 host x 2 workers, seeds 1-2.
 #  5. Running statistics combined across hosts: MountainCar-v0 to -110
-#     (configs/mountaincar.conf: normalized observations), 1 host x 2
+#     (configs/mountaincar.conf: normalized observations and rewards), 1 host x 2
 #     workers against 2 hosts x 1 worker, seeds 1-5.
 # Prints markdown tables; docs/hosts/README.md holds one run's output.
 #
@@ -139,7 +139,7 @@ for part in "${parts[@]}"; do
       ;;
     5)
       echo
-      echo "### MountainCar-v0 to -110 with normalized observations (configs/mountaincar.conf)"
+      echo "### MountainCar-v0 to -110 with running normalization (configs/mountaincar.conf)"
       echo
       echo "| layout | seed | wall s | steps at the end | best mean | solved |"
       echo "| --- | --- | --- | --- | --- | --- |"
