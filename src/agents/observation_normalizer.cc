@@ -67,10 +67,37 @@ void MomentStatistics::MergeInto(double* count, double* mean, double* var,
   *count = total;
 }
 
+std::vector<double> MomentStatistics::Packed() const {
+  std::vector<double> out{count};
+  out.insert(out.end(), mean.begin(), mean.end());
+  out.insert(out.end(), var.begin(), var.end());
+  return out;
+}
+
+MomentStatistics MomentStatistics::Unpacked(const double* packed,
+                                            int64_t size) {
+  MomentStatistics s;
+  s.count = packed[0];
+  s.mean.assign(packed + 1, packed + 1 + size);
+  s.var.assign(packed + 1 + size, packed + 1 + 2 * size);
+  return s;
+}
+
+void MomentStatistics::MergeHosts(const std::vector<double>& packed_sets,
+                                  int hosts) {
+  const auto size = static_cast<int64_t>(mean.size());
+  const size_t each = static_cast<size_t>(1 + 2 * size);
+  ASYNCRL_CHECK_EQ(packed_sets.size(), each * static_cast<size_t>(hosts));
+  for (int r = 0; r < hosts; ++r) {
+    Merge(Unpacked(&packed_sets[r * each], size));
+  }
+}
+
 // At the start of the area; at kDataOffset follow the run's means and
 // variances, then the since-round means and variances.
 struct ObservationNormalizer::Header {
   std::atomic<int32_t> lock{0};
+  int32_t track_since = 0;  // Under the lock.
   double count = 0;
   double since_count = 0;
 };
@@ -160,6 +187,7 @@ void ObservationNormalizer::Bind(void* area, bool initialize) {
     new (target) Header();
     reinterpret_cast<Header*>(target)->count = header()->count;
     reinterpret_cast<Header*>(target)->since_count = header()->since_count;
+    reinterpret_cast<Header*>(target)->track_since = header()->track_since;
   }
   area_ = target;
   owned_ = {};
@@ -208,9 +236,11 @@ void ObservationNormalizer::MergeAndNormalize(const float* obs, int64_t rows,
   MomentStatistics::MergeInto(&header()->count, mean_area(), var_area(), size_,
                               batch_.count, batch_.mean.data(),
                               batch_.var.data());
-  MomentStatistics::MergeInto(&header()->since_count, since_mean_area(),
-                              since_var_area(), size_, batch_.count,
-                              batch_.mean.data(), batch_.var.data());
+  if (header()->track_since != 0) {
+    MomentStatistics::MergeInto(&header()->since_count, since_mean_area(),
+                                since_var_area(), size_, batch_.count,
+                                batch_.mean.data(), batch_.var.data());
+  }
   CopyLocked();
   Unlock();
   Apply(obs, rows, out);
@@ -231,23 +261,37 @@ void ObservationNormalizer::NormalizeWithCopy(const float* obs, int64_t rows,
 
 MomentStatistics ObservationNormalizer::Statistics() {
   MomentStatistics s;
-  Lock();
+  const bool locked = LockBounded();
   s.count = header()->count;
   s.mean.assign(mean_area(), mean_area() + size_);
   s.var.assign(var_area(), var_area() + size_);
-  Unlock();
+  UnlockIf(locked);
   return s;
+}
+
+bool ObservationNormalizer::LockBounded() const {
+  return TryLockFor(std::chrono::seconds(1));
+}
+
+void ObservationNormalizer::UnlockIf(bool locked) const {
+  if (locked) Unlock();
+}
+
+void ObservationNormalizer::TrackSinceRounds() {
+  const bool locked = LockBounded();
+  header()->track_since = 1;
+  UnlockIf(locked);
 }
 
 MomentStatistics ObservationNormalizer::TakeSinceRound() {
   MomentStatistics s;
-  Lock();
+  const bool locked = LockBounded();
   s.count = header()->since_count;
   s.mean.assign(since_mean_area(), since_mean_area() + size_);
   s.var.assign(since_var_area(), since_var_area() + size_);
   header()->since_count = 0;
   std::fill_n(since_mean_area(), 2 * size_, 0.0);
-  Unlock();
+  UnlockIf(locked);
   return s;
 }
 
@@ -270,14 +314,14 @@ void ObservationNormalizer::SetRound(const MomentStatistics& combined) {
         std::to_string(combined.count) +
         "); accepted: finite means, variances >= 0 and a count > 0");
   }
-  Lock();
+  const bool locked = LockBounded();
   header()->count = combined.count;
   std::copy(combined.mean.begin(), combined.mean.end(), mean_area());
   std::copy(combined.var.begin(), combined.var.end(), var_area());
   MomentStatistics::MergeInto(&header()->count, mean_area(), var_area(), size_,
                               header()->since_count, since_mean_area(),
                               since_var_area());
-  Unlock();
+  UnlockIf(locked);
 }
 
 void ObservationNormalizer::SaveTo(proto::RunningStatistics* out) const {

@@ -14,7 +14,8 @@
 //
 // Several hosts (--nnodes) combine their statistics at each round: the area
 // also keeps what this host's workers merged since the last round (its
-// "since" statistics, merged into under the same lock). The hosts'
+// "since" statistics, merged into under the same lock once the hosts'
+// coordinator asks for them: TrackSinceRounds). The hosts'
 // coordinator takes and clears them (TakeSinceRound), combines every
 // host's with the last round's combined set (Chan's merge, in rank order,
 // so every host computes the same set), and sets the run's statistics to
@@ -52,6 +53,15 @@ struct MomentStatistics {
   static void MergeInto(double* count, double* mean, double* var, int64_t size,
                         double other_count, const double* other_mean,
                         const double* other_var);
+
+  // As doubles: the count, the means, the variances (1 + 2 size).
+  std::vector<double> Packed() const;
+  // The inverse, of `size` elements at `packed`.
+  static MomentStatistics Unpacked(const double* packed, int64_t size);
+  // Several hosts' round: merges every host's packed set (`hosts` of them,
+  // back to back in rank order, each of 1 + 2 * this->mean.size() doubles)
+  // into this set, in rank order.
+  void MergeHosts(const std::vector<double>& packed_sets, int hosts);
 };
 
 class ObservationNormalizer {
@@ -88,12 +98,17 @@ class ObservationNormalizer {
   // (no lock): the bootstrap observations of the step just merged.
   void NormalizeWithCopy(const float* obs, int64_t rows, float* out) const;
 
-  // The shared statistics (a copy taken under the lock).
+  // The shared statistics (a copy taken under the lock, or without it if
+  // it is not had within a second: a worker died holding it).
   MomentStatistics Statistics();
 
   // Hosts (see above), from the parent's coordinator thread; they touch
-  // the shared area only. What was merged since the last round (count 0:
-  // nothing), cleared.
+  // the shared area only, and take the lock for at most a second (a worker
+  // killed while holding it does not stop the hosts' rounds; a merge holds
+  // it for microseconds). From now on, merges also keep what they add in
+  // the since statistics (off by default: one host never reads them).
+  void TrackSinceRounds();
+  // What was merged since the last round (count 0: nothing), cleared.
   MomentStatistics TakeSinceRound();
   // The run's statistics become `combined` (all hosts' rows up to this
   // round) merged with what was merged here since TakeSinceRound. Throws
@@ -125,6 +140,10 @@ class ObservationNormalizer {
   // Lock() unless it takes longer than `limit`; whether it locked.
   bool TryLockFor(std::chrono::steady_clock::duration limit) const;
   void Unlock() const;
+  // Locks unless the lock is not had within a second (see SaveTo); pass
+  // the result to UnlockIf.
+  bool LockBounded() const;
+  void UnlockIf(bool locked) const;
   // The copy of the mean and 1 / sqrt(var + eps), from the shared area;
   // under the lock.
   void CopyLocked();

@@ -690,10 +690,48 @@ void CheckResumedCurriculum(const proto::Checkpoint& checkpoint, RunFlags& f) {
   }
 }
 
+// The network `arch` builds with `network`: its parameters' names and
+// shapes and its activation; nullopt if it cannot be built.
+std::optional<std::string> NetworkSignature(const std::string& arch,
+                                            const NetworkOptions& network,
+                                            const Env& env) {
+  try {
+    const std::shared_ptr<ActorCriticModel> model = DefaultModelRegistry().Make(
+        arch, env.ObservationSpace(), env.ActionSpace(), network);
+    std::string out;
+    for (const auto& p : model->named_parameters()) {
+      out += p.key() + " [";
+      for (const int64_t d : p.value().sizes()) out += std::to_string(d) + ",";
+      out += "] ";
+    }
+    const std::optional<DenseDescription> d = model->Describe();
+    return out + (d && d->tanh ? "tanh" : "relu");
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+}
+
+// Whether the resumed run's recorded --hidden-sizes and --activation and
+// this run's build the same network (auto and the arch's own widths,
+// 016,8 and 16,8: the text differs, the network does not).
+bool SameNetworkAsResumed(const Env& env, const RunFlags& f) {
+  auto saved = [&f](const char* key) {
+    const auto it = f.resume_saved.find(key);
+    return it == f.resume_saved.end() ? std::string("auto") : it->second;
+  };
+  NetworkOptions before;
+  before.hidden_sizes = saved("hidden-sizes");
+  before.activation = saved("activation");
+  const std::string& arch = f.resolved.at("arch");
+  const std::optional<std::string> a = NetworkSignature(arch, before, env);
+  const std::optional<std::string> b = NetworkSignature(arch, f.network, env);
+  return a && b && *a == *b;
+}
+
 // --resume: what changed against the resumed run (a breaking option
 // refused), and the checkpoint checked before anything is written.
 void CheckResume(const po::variables_map& vm, const std::string& auto_arch,
-                 RunFlags& f) {
+                 const Env& env, const FlagContext& context, RunFlags& f) {
   std::vector<std::string> changes;
   for (const auto& key : f.resume_changes) {
     std::string before = f.resume_saved.at(key);
@@ -701,6 +739,10 @@ void CheckResume(const po::variables_map& vm, const std::string& auto_arch,
     if (key == "arch" && before == "auto") before = auto_arch;
     const std::string& now = f.resolved[key];
     if (before == now) continue;
+    if ((key == "hidden-sizes" || key == "activation") && context.a3c_agent &&
+        SameNetworkAsResumed(env, f)) {
+      continue;
+    }
     if (kBreaking.count(key)) {
       throw FlagError("--" + key + "=" + now + " is invalid; accepted: " +
                       before + ", the resumed run's value (start a new run " +
@@ -776,7 +818,7 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
     }
     ValidateStructs(f);
     RecordResolved(vm, context, auto_arch, f);
-    if (!f.resume.empty()) CheckResume(vm, auto_arch, f);
+    if (!f.resume.empty()) CheckResume(vm, auto_arch, *env, context, f);
     f.train.config = f.resolved;
   });
   return f;

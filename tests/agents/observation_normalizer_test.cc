@@ -113,9 +113,18 @@ TEST(ObservationNormalizerTest, HostsCombiningRoundsEqualAllRowsAtOnce) {
     workers.push_back(std::make_unique<ObservationNormalizer>(kSize, kSize, 5));
     workers[h]->Bind(areas[h]->memory, /*initialize=*/false);
   }
+  // Without hosts the since statistics are not kept.
+  {
+    const std::vector<float> obs = RandomRows(3, kSize, 499);
+    std::vector<float> normalized(obs.size());
+    ObservationNormalizer alone(kSize, kSize, 5);
+    alone.MergeAndNormalize(obs.data(), 3, normalized.data());
+    EXPECT_EQ(alone.TakeSinceRound().count, 0);
+  }
   // The start: rank 0's statistics (here the prior) on every host.
   MomentStatistics combined = parents[0]->Statistics();
   for (auto& parent : parents) {
+    parent->TrackSinceRounds();
     EXPECT_EQ(parent->TakeSinceRound().count, 0);
     parent->SetRound(combined);
   }
@@ -131,8 +140,13 @@ TEST(ObservationNormalizerTest, HostsCombiningRoundsEqualAllRowsAtOnce) {
     for (int h = 0; h < kHosts; ++h) {
       for (int b = 0; b <= (round + h) % 3; ++b) merge(*workers[h], 2 + b);
     }
-    std::vector<MomentStatistics> since;
-    for (auto& parent : parents) since.push_back(parent->TakeSinceRound());
+    // What the all-gather hands every host: each host's since set, packed,
+    // in rank order.
+    std::vector<double> gathered;
+    for (auto& parent : parents) {
+      const std::vector<double> mine = parent->TakeSinceRound().Packed();
+      gathered.insert(gathered.end(), mine.begin(), mine.end());
+    }
     // Host 1's worker merges during the exchange (not in the last round).
     const bool last = round == 3;
     MomentStatistics during;
@@ -143,7 +157,7 @@ TEST(ObservationNormalizerTest, HostsCombiningRoundsEqualAllRowsAtOnce) {
       workers[1]->MergeAndNormalize(obs.data(), 4, out.data());
       all.insert(all.end(), obs.begin(), obs.end());
     }
-    for (const MomentStatistics& s : since) combined.Merge(s);
+    combined.MergeHosts(gathered, kHosts);
     for (auto& parent : parents) parent->SetRound(combined);
     if (!last) {
       // Host 0 holds the round's set; host 1 that with its batch since.

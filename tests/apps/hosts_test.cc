@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -517,12 +518,19 @@ TEST(HostsTest, RunningStatisticsAreCombinedAcrossHosts) {
                                           "--eval-interval", "0"};
   const auto expect_counts = [](const fs::path& checkpoint, int64_t steps) {
     const proto::Checkpoint saved = LoadCheckpointDir(checkpoint);
-    // Every training row of both hosts merged once (each host's last batch
-    // of 16 rows may end past the steps).
+    // Every training row of both hosts merged once: the leases hand out
+    // exactly --steps step numbers, one row each (plus the prior's 1e-4).
     for (const proto::RunningStatistics* s :
          {&saved.observation_statistics(), &saved.reward_statistics()}) {
-      EXPECT_GE(s->count(), steps) << checkpoint;
-      EXPECT_LE(s->count(), steps + 32) << checkpoint;
+      EXPECT_NEAR(s->count(), static_cast<double>(steps), 1e-3) << checkpoint;
+      // Moments of CartPole's rows, not the prior's (mean 0, variance 1)
+      // nor values unpacked from the wrong place.
+      for (int j = 0; j < s->mean_size(); ++j) {
+        EXPECT_TRUE(std::isfinite(s->mean(j)) && std::abs(s->mean(j)) < 100)
+            << checkpoint << " mean " << j << " " << s->mean(j);
+        EXPECT_TRUE(s->var(j) > 0 && s->var(j) < 1000 && s->var(j) != 1.0)
+            << checkpoint << " variance " << j << " " << s->var(j);
+      }
     }
   };
   auto first = StartHosts(dir, 2, FreePort(), "20001", flags);
@@ -747,6 +755,31 @@ TEST(DistOptionsTest, AddressesAndHostLocalOptions) {
   EXPECT_TRUE(IsHostLocalOption("node-rank"));
   EXPECT_FALSE(IsHostLocalOption("lr"));
   EXPECT_FALSE(IsHostLocalOption("nnodes"));
+}
+
+// Hosts compare fingerprints: a differing flag is named before the sizes
+// it changes; the running statistics' sizes are compared only where there
+// are some (a run without them still meets a host of an earlier version).
+TEST(DistOptionsTest, FingerprintsNameTheFlagBeforeTheSizes) {
+  const std::map<std::string, std::string> plain = {
+      {"env", "CartPole-v1"}, {"normalize-observations", "false"}};
+  std::map<std::string, std::string> normalized = plain;
+  normalized["normalize-observations"] = "true";
+  const std::string without = Fingerprint(plain, 100, 100);
+  EXPECT_EQ(without.find("(running statistics)"), std::string::npos);
+  EXPECT_EQ(Fingerprint(plain, 100, 100, {}), without);
+  const std::string with = Fingerprint(normalized, 100, 100, {4, 1});
+  const std::string why = Difference(with, without);
+  EXPECT_EQ(why.rfind("--normalize-observations is 'true' here and 'false' "
+                      "on rank 0; accepted: the same on every host",
+                      0),
+            0u)
+      << why;
+  EXPECT_EQ(Difference(with, with), "");
+  const std::string sizes =
+      Difference(Fingerprint(normalized, 100, 100, {4}), with);
+  EXPECT_EQ(sizes.rfind("(running statistics) is '4' here and '4,1'", 0), 0u)
+      << sizes;
 }
 
 }  // namespace

@@ -673,6 +673,29 @@ TEST(TrainA3CTest, NetworkShapeIsRecordedFollowedAndGuarded) {
                 .config()
                 .at("activation"),
             "tanh");
+  // Other text for the same network is no change: 016,8 is 16,8, and
+  // auto is the arch's own widths and activation.
+  const ProcessRun same_widths =
+      TrainA3C("--resume " + (folder / "2000_finish").string() +
+               " --hidden-sizes 016,8 --steps 2500");
+  EXPECT_EQ(same_widths.status, 0) << same_widths.output;
+  const ProcessRun defaults = TrainA3C("--outdir " + dir.str() + common +
+                                       " --steps 500" + " --eval-interval 0");
+  ASSERT_EQ(defaults.status, 0) << defaults.output;
+  const ProcessRun explicit_defaults =
+      TrainA3C("--resume " + (RunFolder(defaults) / "500_finish").string() +
+               " --hidden-sizes 200,200 --activation relu --steps 1000");
+  EXPECT_EQ(explicit_defaults.status, 0) << explicit_defaults.output;
+  const ProcessRun other_widths =
+      TrainA3C("--resume " + (RunFolder(defaults) / "500_finish").string() +
+               " --hidden-sizes 200,100 --steps 1000");
+  EXPECT_EQ(other_widths.status, 2) << other_widths.output;
+  // (The resume before recorded its own text, 200,200.)
+  EXPECT_NE(other_widths.output.find("--hidden-sizes=200,100 is invalid; "
+                                     "accepted: 200,200, the resumed run's "
+                                     "value"),
+            std::string::npos)
+      << other_widths.output;
 
   struct Refused {
     std::string flags;

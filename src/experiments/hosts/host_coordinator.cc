@@ -28,23 +28,6 @@ uint64_t Fnv1a(const void* data, size_t bytes, uint64_t h) {
   return h;
 }
 
-// A set of statistics as doubles: count, means, variances.
-std::vector<double> Packed(const MomentStatistics& s) {
-  std::vector<double> out{s.count};
-  out.insert(out.end(), s.mean.begin(), s.mean.end());
-  out.insert(out.end(), s.var.begin(), s.var.end());
-  return out;
-}
-
-// The inverse, of `size` elements at `p`.
-MomentStatistics Unpacked(const double* p, int64_t size) {
-  MomentStatistics s;
-  s.count = p[0];
-  s.mean.assign(p + 1, p + 1 + size);
-  s.var.assign(p + 1 + size, p + 1 + 2 * size);
-  return s;
-}
-
 }  // namespace
 
 struct HostCoordinator::Impl {
@@ -281,10 +264,11 @@ void HostCoordinator::ShareRankZeroState() {
   // Rank 0's running statistics (a resumed run's) start every host's; no
   // worker has merged anything yet.
   for (ObservationNormalizer* n : s.statistics) {
+    n->TrackSinceRounds();
     (void)n->TakeSinceRound();
-    std::vector<double> packed = Packed(n->Statistics());
+    std::vector<double> packed = n->Statistics().Packed();
     s.net.Broadcast(packed.data(), static_cast<int64_t>(packed.size()));
-    s.combined.push_back(Unpacked(packed.data(), n->size()));
+    s.combined.push_back(MomentStatistics::Unpacked(packed.data(), n->size()));
     n->SetRound(s.combined.back());
   }
   // The update count too: Adam's step (agents/shared_rmsprop.h) goes on
@@ -438,12 +422,18 @@ void HostCoordinator::CombineStatistics() {
   Impl& s = *impl_;
   for (size_t i = 0; i < s.statistics.size(); ++i) {
     ObservationNormalizer& n = *s.statistics[i];
-    const std::vector<double> mine = Packed(n.TakeSinceRound());
-    const std::vector<double> all = s.net.GatherDoubles(mine);
-    for (int r = 0; r < s.size(); ++r) {
-      s.combined[i].Merge(Unpacked(&all[r * mine.size()], n.size()));
+    s.combined[i].MergeHosts(s.net.GatherDoubles(n.TakeSinceRound().Packed()),
+                             s.size());
+    try {
+      n.SetRound(s.combined[i]);
+    } catch (const std::invalid_argument& e) {
+      // Not finite on every host alike: each stops and says why (the
+      // next round's status carries it), instead of blaming a host.
+      LocalEnded(LocalEnd::kFailed,
+                 "rank " + std::to_string(s.rank()) + ": " + e.what());
+      StoreAndWakeAll(s.control.stop, 1);
+      return;
     }
-    n.SetRound(s.combined[i]);
   }
 }
 
@@ -462,7 +452,7 @@ void HostCoordinator::FinishRounds() {
   digest_ =
       Fnv1a(s.params, s.num_params * sizeof(float), 1469598103934665603ULL);
   for (ObservationNormalizer* n : s.statistics) {
-    const std::vector<double> packed = Packed(n->Statistics());
+    const std::vector<double> packed = n->Statistics().Packed();
     digest_ = Fnv1a(packed.data(), packed.size() * sizeof(double), digest_);
   }
   if (s.rank() == 0 || LogEnabled(LogLevel::kDebug)) {

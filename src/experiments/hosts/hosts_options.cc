@@ -157,12 +157,15 @@ std::string Fingerprint(const std::map<std::string, std::string>& config,
   out += std::string("(parameters)") + '\0' + std::to_string(num_params) +
          '\0' + "(optimizer statistics)" + '\0' +
          std::to_string(num_optimizer) + '\0';
+  // Only where there are some: hosts of a version before the statistics
+  // were combined still meet a run without them.
   std::string sizes;
   for (const int64_t n : statistics) {
     sizes += (sizes.empty() ? "" : ",") + std::to_string(n);
   }
-  out += std::string("(running statistics)") + '\0' +
-         (sizes.empty() ? std::string("none") : sizes) + '\0';
+  if (!sizes.empty()) {
+    out += std::string("(running statistics)") + '\0' + sizes + '\0';
+  }
   return out;
 }
 
@@ -172,7 +175,16 @@ std::string Difference(const std::string& here, const std::string& rank0) {
   std::set<std::string> keys;
   for (const auto& kv : a) keys.insert(kv.first);
   for (const auto& kv : b) keys.insert(kv.first);
+  // The options first, then what follows from them ("(parameters)" ...):
+  // a differing flag is named rather than the sizes it changes.
+  std::vector<std::string> ordered;
   for (const auto& key : keys) {
+    if (key[0] != '(') ordered.push_back(key);
+  }
+  for (const auto& key : keys) {
+    if (key[0] == '(') ordered.push_back(key);
+  }
+  for (const auto& key : ordered) {
     const auto ia = a.find(key);
     const auto ib = b.find(key);
     const std::string va = ia == a.end() ? "(unset)" : ia->second;
