@@ -12,6 +12,7 @@
 #include <string>
 
 #include "asyncrl/misc/check.h"
+#include "asyncrl/misc/logging.h"
 
 namespace asyncrl {
 namespace {
@@ -270,7 +271,11 @@ MomentStatistics ObservationNormalizer::Statistics() {
 }
 
 bool ObservationNormalizer::LockBounded() const {
-  return TryLockFor(std::chrono::seconds(1));
+  if (TryLockFor(std::chrono::seconds(1))) return true;
+  Log(LogLevel::kWarning,
+      "running statistics: their lock was held for over 1 s (a worker died "
+      "or stopped holding it); reading and writing them without it");
+  return false;
 }
 
 void ObservationNormalizer::UnlockIf(bool locked) const {

@@ -704,8 +704,11 @@ std::optional<std::string> NetworkSignature(const std::string& arch,
       for (const int64_t d : p.value().sizes()) out += std::to_string(d) + ",";
       out += "] ";
     }
+    // An arch that does not describe itself (a program's own) cannot say
+    // its activation: no signature, so a change is refused.
     const std::optional<DenseDescription> d = model->Describe();
-    return out + (d && d->tanh ? "tanh" : "relu");
+    if (!d) return std::nullopt;
+    return out + (d->tanh ? "tanh" : "relu");
   } catch (const std::invalid_argument&) {
     return std::nullopt;
   }

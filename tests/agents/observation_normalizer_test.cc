@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -189,6 +190,29 @@ TEST(ObservationNormalizerTest, HostsCombiningRoundsEqualAllRowsAtOnce) {
   EXPECT_EQ(after.count, first.count);
   EXPECT_EQ(after.mean, first.mean);
   EXPECT_EQ(after.var, first.var);
+}
+
+// A worker killed while it held the statistics' lock (the lock is the
+// area's first 4 bytes) does not stop the hosts' rounds: the coordinator's
+// calls give up waiting after a second and go on without it.
+TEST(ObservationNormalizerTest, AHostRoundGoesOnPastALockADeadWorkerHolds) {
+  ObservationNormalizer parent(2, 2, 5);
+  Area area(parent.SharedBytes());
+  parent.Bind(area.memory, /*initialize=*/true);
+  parent.TrackSinceRounds();
+  const std::vector<float> obs = RandomRows(6, 2, 77);
+  std::vector<float> out(obs.size());
+  parent.MergeAndNormalize(obs.data(), 6, out.data());
+  reinterpret_cast<std::atomic<int32_t>*>(area.memory)->store(1);
+  const MomentStatistics since = parent.TakeSinceRound();
+  ExpectStatisticsNear(since, MomentStatistics::Of(obs.data(), 6, 2), 1e-12,
+                       "since");
+  MomentStatistics combined = PriorThenRows(obs, 2);
+  parent.SetRound(combined);
+  const MomentStatistics now = parent.Statistics();
+  EXPECT_EQ(now.count, combined.count);
+  EXPECT_EQ(now.mean, combined.mean);
+  EXPECT_EQ(now.var, combined.var);
 }
 
 TEST(ObservationNormalizerTest, NormalizesClipsAndPassesAMaskThrough) {

@@ -399,11 +399,12 @@ void HostCoordinator::AverageParameters(bool exact) {
   if (s.options().sync_optimizer_state) {
     s.net.Average(s.optimizer, s.num_optimizer, exact);
   }
-  CombineStatistics();
+  const bool combined = CombineStatistics();
   s.sync_seconds +=
       std::chrono::duration<double>(HostClock::now() - t0).count();
   ++s.syncs;
-  if (!on_averaged_) return;
+  // A failed combination stops this host: no checkpoint of this round.
+  if (!on_averaged_ || !combined) return;
   try {
     on_averaged_(total_steps_);
   } catch (const std::exception& e) {
@@ -418,23 +419,29 @@ void HostCoordinator::AverageParameters(bool exact) {
 // Every host's statistics since the last round, merged in rank order into
 // the last round's combined set on every host (so every host computes the
 // same set), become the run's, with what this host merged meanwhile.
-void HostCoordinator::CombineStatistics() {
+// False: a combined set was not finite; this host stops and says why (the
+// next round's status carries it to the others). Every set is gathered
+// all the same, so that the hosts' collectives stay in step even if hosts
+// built differently disagree about one set.
+bool HostCoordinator::CombineStatistics() {
   Impl& s = *impl_;
+  std::string failure;
   for (size_t i = 0; i < s.statistics.size(); ++i) {
     ObservationNormalizer& n = *s.statistics[i];
     s.combined[i].MergeHosts(s.net.GatherDoubles(n.TakeSinceRound().Packed()),
                              s.size());
+    if (!failure.empty()) continue;
     try {
       n.SetRound(s.combined[i]);
     } catch (const std::invalid_argument& e) {
-      // Not finite on every host alike: each stops and says why (the
-      // next round's status carries it), instead of blaming a host.
-      LocalEnded(LocalEnd::kFailed,
-                 "rank " + std::to_string(s.rank()) + ": " + e.what());
-      StoreAndWakeAll(s.control.stop, 1);
-      return;
+      failure = e.what();
     }
   }
+  if (failure.empty()) return true;
+  LocalEnded(LocalEnd::kFailed,
+             "rank " + std::to_string(s.rank()) + ": " + failure);
+  StoreAndWakeAll(s.control.stop, 1);
+  return false;
 }
 
 // After the last round: its failure, the digest, the averages' cost.

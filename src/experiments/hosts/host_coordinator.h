@@ -103,7 +103,7 @@ class HostCoordinator {
   LocalEnd AwaitRoundStart(RoundNews* news, std::string* why);
   bool ExchangeStatus(LocalEnd end, const std::string& why, bool* all_done);
   void AverageParameters(bool exact);
-  void CombineStatistics();
+  bool CombineStatistics();
   void FinishRounds();
   void GiveUp(int code, const std::string& message);
 
