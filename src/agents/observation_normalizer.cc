@@ -334,7 +334,7 @@ void ObservationNormalizer::SaveTo(proto::RunningStatistics* out) const {
   // and variances are of one merge; the parent saving <t>_except after a
   // worker died holding it reads them without (as the parameters are read,
   // Hogwild), rather than wait for ever.
-  const bool locked = TryLockFor(std::chrono::seconds(1));
+  const bool locked = LockBounded();
   out->set_count(header()->count);
   out->clear_mean();
   out->clear_var();

@@ -262,10 +262,9 @@ void HostCoordinator::ShareRankZeroState() {
   s.net.Broadcast(s.params, s.num_params);
   s.net.Broadcast(s.optimizer, s.num_optimizer);
   // Rank 0's running statistics (a resumed run's) start every host's; no
-  // worker has merged anything yet.
+  // worker has merged anything yet (nor kept a since set before this).
   for (ObservationNormalizer* n : s.statistics) {
     n->TrackSinceRounds();
-    (void)n->TakeSinceRound();
     std::vector<double> packed = n->Statistics().Packed();
     s.net.Broadcast(packed.data(), static_cast<int64_t>(packed.size()));
     s.combined.push_back(MomentStatistics::Unpacked(packed.data(), n->size()));

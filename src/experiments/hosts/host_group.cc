@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
+#include "asyncrl/misc/check.h"
 #include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
@@ -68,14 +69,22 @@ void HostGroup::Wait(std::vector<at::Tensor>& tensors) {
   Complete(group_->allreduce(tensors));
 }
 
-std::vector<int64_t> HostGroup::Gather(const std::vector<int64_t>& mine,
-                                       int fields) {
-  at::Tensor t = at::zeros({int64_t{size()} * fields}, at::kLong);
-  for (int f = 0; f < fields; ++f) t[rank() * fields + f] = mine[f];
+template <typename T>
+std::vector<T> HostGroup::GatherAll(const std::vector<T>& mine,
+                                    at::ScalarType type) {
+  const auto n = static_cast<int64_t>(mine.size());
+  at::Tensor t = at::zeros({int64_t{size()} * n}, type);
+  std::copy(mine.begin(), mine.end(), t.data_ptr<T>() + rank() * n);
   std::vector<at::Tensor> v{t};
   Wait(v);
-  const int64_t* p = t.data_ptr<int64_t>();
-  return std::vector<int64_t>(p, p + t.numel());
+  const T* p = t.data_ptr<T>();
+  return std::vector<T>(p, p + t.numel());
+}
+
+std::vector<int64_t> HostGroup::Gather(const std::vector<int64_t>& mine,
+                                       int fields) {
+  ASYNCRL_CHECK_EQ(mine.size(), static_cast<size_t>(fields));
+  return GatherAll(mine, at::kLong);
 }
 
 void HostGroup::Average(float* data, int64_t n, bool exact) {
@@ -96,27 +105,22 @@ void HostGroup::Average(float* data, int64_t n, bool exact) {
 }
 
 std::vector<double> HostGroup::GatherDoubles(const std::vector<double>& mine) {
-  const auto n = static_cast<int64_t>(mine.size());
-  at::Tensor t = at::zeros({int64_t{size()} * n}, at::kDouble);
-  std::copy(mine.begin(), mine.end(), t.data_ptr<double>() + rank() * n);
+  return GatherAll(mine, at::kDouble);
+}
+
+void HostGroup::BroadcastRaw(void* data, int64_t n, at::ScalarType type) {
+  if (n == 0) return;
+  at::Tensor t = at::from_blob(data, {n}, type);
   std::vector<at::Tensor> v{t};
-  Wait(v);
-  const double* p = t.data_ptr<double>();
-  return std::vector<double>(p, p + t.numel());
+  Complete(group_->broadcast(v));
 }
 
 void HostGroup::Broadcast(float* data, int64_t n) {
-  if (n == 0) return;
-  at::Tensor t = at::from_blob(data, {n}, at::kFloat);
-  std::vector<at::Tensor> v{t};
-  Complete(group_->broadcast(v));
+  BroadcastRaw(data, n, at::kFloat);
 }
 
 void HostGroup::Broadcast(double* data, int64_t n) {
-  if (n == 0) return;
-  at::Tensor t = at::from_blob(data, {n}, at::kDouble);
-  std::vector<at::Tensor> v{t};
-  Complete(group_->broadcast(v));
+  BroadcastRaw(data, n, at::kDouble);
 }
 
 std::string HostGroup::Note(const std::string& key) {

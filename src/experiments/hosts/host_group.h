@@ -72,6 +72,12 @@ class HostGroup {
 
  private:
   void Wait(std::vector<at::Tensor>& tensors);
+  // Gather's and GatherDoubles' one body: `mine` in this rank's slot of
+  // zeros, all-reduced.
+  template <typename T>
+  std::vector<T> GatherAll(const std::vector<T>& mine, at::ScalarType type);
+  // Both Broadcasts' body.
+  void BroadcastRaw(void* data, int64_t n, at::ScalarType type);
 
   DistOptions options_;
   c10::intrusive_ptr<c10d::TCPStore> store_;
