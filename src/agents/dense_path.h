@@ -140,6 +140,10 @@ class DenseActorCritic {
   explicit DenseActorCritic(DenseLayout layout);
 
   const DenseLayout& layout() const { return layout_; }
+  // The most bytes of convolution columns kept from acting for the update
+  // (default kKeptColumnsBytes; below what the rows need, the update builds
+  // them again).
+  void set_kept_columns_bytes(int64_t bytes) { kept_columns_bytes_ = bytes; }
 
   // The outputs for `rows` observations `obs` ([rows, obs_size],
   // row-major) with the parameters `params` (the flat layout), computed into
@@ -232,9 +236,14 @@ class DenseActorCritic {
   // output, for the first `rows` kept rows).
   void BackwardTrunk(const T* params, const T* obs, int64_t rows, T* grads);
   // The columns of the patches of `rows` inputs of conv layer `l` into
-  // cols_ ([patch, rows * positions]); `in` points to the first row's
-  // input, rows `stride` floats apart.
-  void Im2Col(size_t l, const T* in, int64_t stride, int64_t rows);
+  // `cols` ([patch, rows * positions], patch rows `ld` apart); `in` points
+  // to the first row's input, rows `stride` floats apart.
+  void Im2Col(size_t l, const T* in, int64_t stride, int64_t rows, T* cols,
+              int64_t ld);
+  // Room in kept_cols_ for `rows` rows, keeping the first `valid` rows'
+  // columns; false (nothing kept) when that would take more than
+  // kept_columns_bytes_.
+  bool ReserveColumns(int64_t rows, int64_t valid);
   // The input pi (v: `value`) reads for kept row 0: the observation, the
   // trunk's output or an LSTM cell's hidden output.
   const T* HeadInput(const T* obs, bool value) const;
@@ -279,7 +288,20 @@ class DenseActorCritic {
   // convolutions [rows, out channels * positions], then the dense layers.
   std::vector<std::vector<T>> conv_acts_;
   std::vector<std::vector<T>> trunk_acts_;
-  std::vector<T> cols_;        // Im2Col's columns.
+  // Im2Col's columns of the rows kept, per convolution [patch,
+  // cols_capacity_ * positions]: the weight gradients read them again, so
+  // the update does not rebuild them (the inputs do not change between
+  // acting and the update, as the activations). The first cols_rows_ rows
+  // are valid. Kept up to kept_columns_bytes_ in all (minatar-conv at 16
+  // environments and t_max 5: 1.8 MB); past that, cols_ holds one call's
+  // and the backward pass rebuilds them.
+  static constexpr int64_t kKeptColumnsBytes = int64_t{32} << 20;
+  int64_t kept_columns_bytes_ = kKeptColumnsBytes;
+  std::vector<std::vector<T>> kept_cols_;
+  int64_t cols_capacity_ = 0;
+  int64_t cols_rows_ = 0;
+  std::vector<T> cols_;
+  std::vector<T> product_;     // A product's [out, rows] before transposing.
   std::vector<T> conv_out_;    // [out channels, rows * positions].
   std::vector<T> d_features_;  // d L / d trunk output.
   std::vector<T> d_conv_;      // [rows, out size]: d L / d a conv's output.

@@ -170,6 +170,19 @@ class DensePathTest : public ::testing::TestWithParam<ArchCase> {
     }
   }
 
+  // The kRows rows forwarded as an agent acts: appended step by step (1
+  // row: gemv), the last ones values only (bootstrap observations). The
+  // convolutions' kept columns grow on the way (room for 1, 3, 6, then 12
+  // rows), keeping the rows before.
+  void ForwardInPieces(DenseActorCritic<double>& fast) {
+    const double* obs = obs_.data_ptr<double>();
+    const int64_t o = GetParam().obs_size;
+    fast.Forward(params_.data(), obs, 1);
+    fast.Forward(params_.data(), obs + o, 2, 1);
+    fast.Forward(params_.data(), obs + 3 * o, 2, 3);
+    fast.Forward(params_.data(), obs + 5 * o, 2, 5, /*with_policy=*/false);
+  }
+
   // The reference's flat gradients.
   std::vector<double> ReferenceGrads() { return FlatGrads(*reference_); }
   torch::Tensor PolicyOutput(const ModelOutput& out) const {
@@ -190,7 +203,6 @@ class DensePathTest : public ::testing::TestWithParam<ArchCase> {
 TEST_P(DensePathTest, ForwardEqualsLibTorchInDouble) {
   const ModelOutput want = reference_->Forward(obs_);
   const int64_t p = layout_.policy_size();
-  const int64_t o = GetParam().obs_size;
   const double* obs = obs_.data_ptr<double>();
   auto expect_rows = [&](const DenseActorCritic<double>& fast,
                          int64_t policy_rows, int64_t value_rows) {
@@ -211,14 +223,9 @@ TEST_P(DensePathTest, ForwardEqualsLibTorchInDouble) {
     expect_rows(fast, kRows, kRows);
   }
   {
-    // As an agent acts: the rows appended step by step (1 row: gemv), the
-    // last ones values only (bootstrap observations).
     SCOPED_TRACE("in pieces");
     DenseActorCritic<double> fast(layout_);
-    fast.Forward(params_.data(), obs, 1);
-    fast.Forward(params_.data(), obs + o, 2, 1);
-    fast.Forward(params_.data(), obs + 3 * o, 2, 3);
-    fast.Forward(params_.data(), obs + 5 * o, 2, 5, /*with_policy=*/false);
+    ForwardInPieces(fast);
     expect_rows(fast, 5, kRows);
   }
 }
@@ -238,24 +245,44 @@ TEST_P(DensePathTest, FloatForwardMatchesDoubleWithinTheFloatTolerance) {
 }
 
 TEST_P(DensePathTest, BackwardEqualsAutogradInDouble) {
-  DenseActorCritic<double> fast(layout_);
-  // Forward over all rows, backward over the first 5 (the others stand for
-  // bootstrap rows, which take no gradient).
+  // Backward over the first 5 rows (the others stand for bootstrap rows,
+  // which take no gradient).
   constexpr int64_t kBackRows = 5;
-  fast.Forward(params_.data(), obs_.data_ptr<double>(), kRows);
   torch::manual_seed(13);
   const int64_t p = layout_.policy_size();
   const auto d_policy = torch::randn({kBackRows, p}, torch::kDouble);
   const auto d_values = torch::randn({kBackRows}, torch::kDouble);
-  std::vector<double> grads(params_.size(), 0.0);
-  fast.Backward(params_.data(), obs_.data_ptr<double>(), kBackRows,
-                d_policy.data_ptr<double>(), d_values.data_ptr<double>(),
-                grads.data());
-
   const ModelOutput out = reference_->Forward(obs_.slice(0, 0, kBackRows));
   ((PolicyOutput(out) * d_policy).sum() + (out.value * d_values).sum())
       .backward();
-  EXPECT_LE(RelativeDifference(grads, ReferenceGrads()), 1e-12);
+  const std::vector<double> want = ReferenceGrads();
+  const double* obs = obs_.data_ptr<double>();
+  auto expect_backward = [&](DenseActorCritic<double>& fast) {
+    std::vector<double> grads(params_.size(), 0.0);
+    fast.Backward(params_.data(), obs, kBackRows, d_policy.data_ptr<double>(),
+                  d_values.data_ptr<double>(), grads.data());
+    EXPECT_LE(RelativeDifference(grads, want), 1e-12);
+  };
+  {
+    SCOPED_TRACE("one pass");
+    DenseActorCritic<double> fast(layout_);
+    fast.Forward(params_.data(), obs, kRows);
+    expect_backward(fast);
+  }
+  {
+    SCOPED_TRACE("in pieces");
+    DenseActorCritic<double> fast(layout_);
+    ForwardInPieces(fast);
+    expect_backward(fast);
+  }
+  {
+    // No room for the columns: the backward pass builds them again.
+    SCOPED_TRACE("columns not kept");
+    DenseActorCritic<double> fast(layout_);
+    fast.set_kept_columns_bytes(0);
+    fast.Forward(params_.data(), obs, kRows);
+    expect_backward(fast);
+  }
 }
 
 // The A3C loss given as its gradients with respect to the rows' outputs
