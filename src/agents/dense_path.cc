@@ -96,6 +96,30 @@ void AffineRows(const T* w, const T* bias, const T* x, int64_t rows,
                    scratch);
 }
 
+// dst[i] = src[i] * scale for i < n; the two do not overlap.
+template <typename T>
+inline void ScaledRun(const T* __restrict__ src, int64_t n, T scale,
+                      T* __restrict__ dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i] * scale;
+}
+
+// dst[i] = act[i] > 0 ? d[i] : 0 (through a ReLU whose outputs are act) and
+// partial[i] += dst[i], for i < n; none of them overlap.
+template <typename T>
+inline void ReluMaskAndSum(const T* __restrict__ act, const T* __restrict__ d,
+                           int64_t n, T* __restrict__ dst,
+                           T* __restrict__ partial) {
+  for (int64_t i = 0; i < n; ++i) {
+    // Both loaded unconditionally, so this is a select the compiler
+    // vectorizes, not a branch on the (random) signs.
+    const T a = act[i];
+    const T g = d[i];
+    const T v = a > T{0} ? g : T{0};
+    dst[i] = v;
+    partial[i] += v;
+  }
+}
+
 // The column sums of [rows, cols] `d` (a bias's gradient) into `out`.
 template <typename T>
 void ColumnSums(const T* d, int64_t rows, int64_t cols, T* out) {
@@ -414,6 +438,28 @@ void DenseActorCritic<T>::Im2Col(size_t l, const T* in, int64_t stride,
   // LibTorch's Scale module does before it.
   const T scale = l == 0 ? static_cast<T>(layout_.input_scale) : T{1};
   const int64_t k = c.kernel;
+  if (c.padding == 0 && c.stride == 1) {
+    // Every patch lies inside the input, so each output row is one run of
+    // an input row: no bounds or padding per run, and runs that cannot
+    // overlap, so the copy vectorizes without the compiler's alias checks
+    // (minatar-conv Breakout loop at 16 environments: Im2Col 7.9% -> 3.8%).
+    for (int64_t ci = 0; ci < c.in_channels; ++ci) {
+      for (int64_t ky = 0; ky < k; ++ky) {
+        for (int64_t kx = 0; kx < k; ++kx) {
+          T* col = cols + ((ci * k + ky) * k + kx) * ld;
+          for (int64_t r = 0; r < rows; ++r) {
+            const T* image = in + r * stride + (ci * c.in_h + ky) * c.in_w + kx;
+            T* dst = col + r * positions;
+            for (int64_t oy = 0; oy < c.out_h; ++oy) {
+              ScaledRun(image + oy * c.in_w, c.out_w, scale,
+                        dst + oy * c.out_w);
+            }
+          }
+        }
+      }
+    }
+    return;
+  }
   for (int64_t ci = 0; ci < c.in_channels; ++ci) {
     for (int64_t ky = 0; ky < k; ++ky) {
       for (int64_t kx = 0; kx < k; ++kx) {
@@ -1000,19 +1046,25 @@ void DenseActorCritic<T>::BackwardTrunk(const T* params, const T* obs,
     const int64_t n = rows * positions;
     // Through this convolution's ReLU, into [out channels, rows *
     // positions] (the columns' order), and the bias's gradient.
+    // The bias's sums go through one partial sum per position: a single
+    // running sum is a chain of dependent adds the compiler may not
+    // reorder. With that and the loop on restrict pointers (it reloaded
+    // d_conv_'s data pointer at every element and branched), this went from
+    // 9% of the minatar-conv loop at 16 environments to 2.1% (perf).
     const T* act = conv_acts_[l].data();
     conv_out_.resize(static_cast<size_t>(c.out_channels * n));
+    position_sums_.resize(static_cast<size_t>(positions));
+    T* partial = position_sums_.data();
     T* db = grads + c.bias;
     for (int64_t co = 0; co < c.out_channels; ++co) {
-      T sum{0};
+      std::fill(partial, partial + positions, T{0});
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t at = r * c.out_size() + co * positions;
-        T* dst = conv_out_.data() + co * n + r * positions;
-        for (int64_t p = 0; p < positions; ++p) {
-          dst[p] = act[at + p] > T{0} ? d_conv_[at + p] : T{0};
-          sum += dst[p];
-        }
+        ReluMaskAndSum(act + at, d_conv_.data() + at, positions,
+                       conv_out_.data() + co * n + r * positions, partial);
       }
+      T sum{0};
+      for (int64_t p = 0; p < positions; ++p) sum += partial[p];
       db[co] = sum;
     }
     // dW = dY columns^T: the columns kept from the forward pass, else
