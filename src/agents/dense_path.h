@@ -142,7 +142,7 @@ class DenseActorCritic {
   const DenseLayout& layout() const { return layout_; }
   // The most bytes of convolution columns kept from acting for the update
   // (default kKeptColumnsBytes; below what the rows need, the update builds
-  // them again).
+  // them again). Set before the first Forward.
   void set_kept_columns_bytes(int64_t bytes) { kept_columns_bytes_ = bytes; }
 
   // The outputs for `rows` observations `obs` ([rows, obs_size],
