@@ -65,6 +65,7 @@ template <typename T>
 void RowsTimesWeights(const T* w, const T* x, int64_t ldx, int64_t rows,
                       int64_t out, int64_t in, bool accumulate, T* y,
                       int64_t ldy, std::vector<T>* scratch) {
+  if (rows <= 0) return;
   if (rows == 1) {
     if (!accumulate) std::fill(y, y + out, T{0});
     GemvAccumulate(out, in, w, x, y);
@@ -501,22 +502,17 @@ void DenseActorCritic<T>::Im2Col(size_t l, const T* in, int64_t stride,
 template <typename T>
 bool DenseActorCritic<T>::ReserveColumns(int64_t rows, int64_t valid) {
   if (rows <= cols_capacity_) return true;
-  const auto bytes = [this](int64_t capacity) {
-    int64_t total = 0;
-    for (const DenseLayout::Conv& c : layout_.convs) {
-      total += c.patch() * capacity * c.positions();
-    }
-    return total * static_cast<int64_t>(sizeof(T));
-  };
-  // Doubling, so a rollout's rows appended step by step grow it a few
-  // times only, during the first rollout.
-  int64_t capacity = std::max(rows, 2 * cols_capacity_);
-  if (bytes(capacity) > kept_columns_bytes_) capacity = rows;
-  if (bytes(capacity) > kept_columns_bytes_) {
-    kept_cols_.clear();
-    cols_capacity_ = 0;
-    return false;
+  int64_t row_bytes = 0;
+  for (const DenseLayout::Conv& c : layout_.convs) {
+    row_bytes += c.patch() * c.positions() * static_cast<int64_t>(sizeof(T));
   }
+  const int64_t most = row_bytes > 0 ? kept_columns_bytes_ / row_bytes : rows;
+  // Past the budget nothing more is kept, but what was allocated stays:
+  // the next rollout's first rows use it again, without allocating.
+  if (rows > most) return false;
+  // Doubling (up to the budget), so a rollout's rows appended step by step
+  // grow it a few times only, during the first rollout.
+  const int64_t capacity = std::min(std::max(rows, 2 * cols_capacity_), most);
   kept_cols_.resize(layout_.convs.size());
   for (size_t l = 0; l < layout_.convs.size(); ++l) {
     const DenseLayout::Conv& c = layout_.convs[l];
@@ -539,7 +535,6 @@ void DenseActorCritic<T>::ForwardTrunk(const T* params, const T* obs,
   // if they had them.
   cols_rows_ = std::min(cols_rows_, first_row);
   const bool keep = ReserveColumns(first_row + rows, cols_rows_);
-  if (!keep) cols_rows_ = 0;
   const T* in = obs;
   int64_t stride = layout_.row_size;
   for (size_t l = 0; l < layout_.convs.size(); ++l) {
@@ -1071,7 +1066,7 @@ void DenseActorCritic<T>::BackwardTrunk(const T* params, const T* obs,
     // built again from this layer's input.
     const T* cols = nullptr;
     int64_t ld = n;
-    if (rows <= cols_rows_) {
+    if (rows > 0 && rows <= cols_rows_) {
       cols = kept_cols_[l].data();
       ld = cols_capacity_ * positions;
     } else {

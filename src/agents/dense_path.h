@@ -241,8 +241,8 @@ class DenseActorCritic {
   void Im2Col(size_t l, const T* in, int64_t stride, int64_t rows, T* cols,
               int64_t ld);
   // Room in kept_cols_ for `rows` rows, keeping the first `valid` rows'
-  // columns; false (nothing kept) when that would take more than
-  // kept_columns_bytes_.
+  // columns; false when `rows` rows' columns would take more than
+  // kept_columns_bytes_ (the allocation, and the valid rows, stay).
   bool ReserveColumns(int64_t rows, int64_t valid);
   // The input pi (v: `value`) reads for kept row 0: the observation, the
   // trunk's output or an LSTM cell's hidden output.

@@ -276,6 +276,30 @@ TEST_P(DensePathTest, BackwardEqualsAutogradInDouble) {
     expect_backward(fast);
   }
   {
+    // All rows forwarded with other inputs, then the first ones again (as
+    // PPO forwards a minibatch): only the new rows' columns count.
+    SCOPED_TRACE("a subset again");
+    DenseActorCritic<double> fast(layout_);
+    const torch::Tensor other = torch::randn_like(obs_);
+    fast.Forward(params_.data(), other.data_ptr<double>(), kRows);
+    fast.Forward(params_.data(), obs, kBackRows);
+    expect_backward(fast);
+  }
+  {
+    // Room for the columns of 3 rows: the pieces' first 3 rows are kept,
+    // the rest not, and the backward pass over 5 builds them again.
+    SCOPED_TRACE("room for some rows");
+    DenseActorCritic<double> fast(layout_);
+    int64_t row_bytes = 0;
+    for (const DenseLayout::Conv& c : layout_.convs) {
+      row_bytes +=
+          c.patch() * c.positions() * static_cast<int64_t>(sizeof(double));
+    }
+    fast.set_kept_columns_bytes(3 * row_bytes);
+    ForwardInPieces(fast);
+    expect_backward(fast);
+  }
+  {
     // No room for the columns: the backward pass builds them again.
     SCOPED_TRACE("columns not kept");
     DenseActorCritic<double> fast(layout_);
