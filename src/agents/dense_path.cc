@@ -50,7 +50,7 @@ void GemvAccumulate(int64_t out, int64_t in, const double* w, const double* x,
               1);
 }
 
-// y (+)= x W^T for `rows` rows of x ([rows, in], rows `ldx` apart) and W
+// y += x W^T for `rows` rows of x ([rows, in], rows `ldx` apart) and W
 // ([out, in], row-major); y [rows, out], rows `ldy` apart. gemv for one
 // row (gemm's packing dominates there). For a few rows and many outputs,
 // gemm as W x^T ([out, rows], through `scratch`) then transposed into y:
@@ -63,11 +63,10 @@ void GemvAccumulate(int64_t out, int64_t in, const double* w, const double* x,
 // and with few outputs (the heads) the direct product is faster.
 template <typename T>
 void RowsTimesWeights(const T* w, const T* x, int64_t ldx, int64_t rows,
-                      int64_t out, int64_t in, bool accumulate, T* y,
-                      int64_t ldy, std::vector<T>* scratch) {
+                      int64_t out, int64_t in, T* y, int64_t ldy,
+                      std::vector<T>* scratch) {
   if (rows <= 0) return;
   if (rows == 1) {
-    if (!accumulate) std::fill(y, y + out, T{0});
     GemvAccumulate(out, in, w, x, y);
   } else if (out >= 32 && out >= 4 * rows) {
     scratch->resize(static_cast<size_t>(out * rows));
@@ -76,14 +75,11 @@ void RowsTimesWeights(const T* w, const T* x, int64_t ldx, int64_t rows,
          rows);
     for (int64_t r = 0; r < rows; ++r) {
       T* dst = y + r * ldy;
-      if (accumulate) {
-        for (int64_t o = 0; o < out; ++o) dst[o] += t[o * rows + r];
-      } else {
-        for (int64_t o = 0; o < out; ++o) dst[o] = t[o * rows + r];
-      }
+      for (int64_t o = 0; o < out; ++o) dst[o] += t[o * rows + r];
     }
   } else {
-    Gemm(false, true, rows, out, in, x, ldx, w, in, accumulate, y, ldy);
+    Gemm(false, true, rows, out, in, x, ldx, w, in, /*accumulate=*/true, y,
+         ldy);
   }
 }
 
@@ -93,8 +89,7 @@ template <typename T>
 void AffineRows(const T* w, const T* bias, const T* x, int64_t rows,
                 int64_t out, int64_t in, T* y, std::vector<T>* scratch) {
   for (int64_t r = 0; r < rows; ++r) std::copy(bias, bias + out, y + r * out);
-  RowsTimesWeights(w, x, in, rows, out, in, /*accumulate=*/true, y, out,
-                   scratch);
+  RowsTimesWeights(w, x, in, rows, out, in, y, out, scratch);
 }
 
 // dst[i] = src[i] * scale for i < n; the two do not overlap.
@@ -704,8 +699,7 @@ void DenseActorCritic<T>::CoreRows(const T* params, int64_t rows,
     const T* prev = cell.prev.data() + first_row * 2 * h;
     // The state's share of the gates, h W_hh^T, added.
     const T* w = params + lstm.weight_hh;
-    RowsTimesWeights(w, prev, 2 * h, rows, gates, h, /*accumulate=*/true,
-                     g_rows, gates, &product_);
+    RowsTimesWeights(w, prev, 2 * h, rows, gates, h, g_rows, gates, &product_);
     const auto size_after = static_cast<size_t>((first_row + rows) * h);
     cell.c.resize(size_after);
     cell.tanh_c.resize(size_after);
@@ -1025,6 +1019,68 @@ void DenseActorCritic<T>::BackwardCells(const T* params, const T* obs,
 }
 
 template <typename T>
+void DenseActorCritic<T>::ConvOutputGradient(size_t l, int64_t rows, T* grads) {
+  // Through this convolution's ReLU, into [out channels, rows *
+  // positions] (the columns' order), and the bias's gradient.
+  // The bias's sums go through one partial sum per position: a single
+  // running sum is a chain of dependent adds the compiler may not
+  // reorder. With that and the loop on restrict pointers (it reloaded
+  // d_conv_'s data pointer at every element and branched), this went from
+  // 9% of the minatar-conv loop at 16 environments to 2.1% (perf).
+  const DenseLayout::Conv& c = layout_.convs[l];
+  const int64_t positions = c.positions();
+  const int64_t n = rows * positions;
+  const T* act = conv_acts_[l].data();
+  conv_out_.resize(static_cast<size_t>(c.out_channels * n));
+  position_sums_.resize(static_cast<size_t>(positions));
+  T* partial = position_sums_.data();
+  T* db = grads + c.bias;
+  for (int64_t co = 0; co < c.out_channels; ++co) {
+    std::fill(partial, partial + positions, T{0});
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t at = r * c.out_size() + co * positions;
+      ReluMaskAndSum(act + at, d_conv_.data() + at, positions,
+                     conv_out_.data() + co * n + r * positions, partial);
+    }
+    T sum{0};
+    for (int64_t p = 0; p < positions; ++p) sum += partial[p];
+    db[co] = sum;
+  }
+}
+
+template <typename T>
+void DenseActorCritic<T>::Col2Im(size_t l, int64_t rows) {
+  // d columns (d_cols_) added back over the patches into the gradient at
+  // this convolution's input (d_conv_, [rows, in size]).
+  const DenseLayout::Conv& c = layout_.convs[l];
+  const int64_t positions = c.positions();
+  const int64_t n = rows * positions;
+  d_conv_.assign(static_cast<size_t>(rows * c.in_size()), T{0});
+  const int64_t k = c.kernel;
+  for (int64_t ci = 0; ci < c.in_channels; ++ci) {
+    for (int64_t ky = 0; ky < k; ++ky) {
+      for (int64_t kx = 0; kx < k; ++kx) {
+        const T* col = d_cols_.data() + ((ci * k + ky) * k + kx) * n;
+        const auto [lo, hi] = Inside(kx, c.padding, c.stride, c.in_w, c.out_w);
+        for (int64_t r = 0; r < rows; ++r) {
+          T* image = d_conv_.data() + r * c.in_size() + ci * c.in_h * c.in_w;
+          const T* src = col + r * positions;
+          for (int64_t oy = 0; oy < c.out_h; ++oy) {
+            const int64_t iy = oy * c.stride - c.padding + ky;
+            if (iy < 0 || iy >= c.in_h) continue;
+            const int64_t base = iy * c.in_w - c.padding + kx;
+            const T* from = src + oy * c.out_w;
+            for (int64_t ox = lo; ox < hi; ++ox) {
+              image[base + ox * c.stride] += from[ox];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
 void DenseActorCritic<T>::BackwardTrunk(const T* params, const T* obs,
                                         int64_t rows, T* grads) {
   // Through the ReLU after the trunk's last layer.
@@ -1039,29 +1095,7 @@ void DenseActorCritic<T>::BackwardTrunk(const T* params, const T* obs,
     const DenseLayout::Conv& c = layout_.convs[l];
     const int64_t positions = c.positions();
     const int64_t n = rows * positions;
-    // Through this convolution's ReLU, into [out channels, rows *
-    // positions] (the columns' order), and the bias's gradient.
-    // The bias's sums go through one partial sum per position: a single
-    // running sum is a chain of dependent adds the compiler may not
-    // reorder. With that and the loop on restrict pointers (it reloaded
-    // d_conv_'s data pointer at every element and branched), this went from
-    // 9% of the minatar-conv loop at 16 environments to 2.1% (perf).
-    const T* act = conv_acts_[l].data();
-    conv_out_.resize(static_cast<size_t>(c.out_channels * n));
-    position_sums_.resize(static_cast<size_t>(positions));
-    T* partial = position_sums_.data();
-    T* db = grads + c.bias;
-    for (int64_t co = 0; co < c.out_channels; ++co) {
-      std::fill(partial, partial + positions, T{0});
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t at = r * c.out_size() + co * positions;
-        ReluMaskAndSum(act + at, d_conv_.data() + at, positions,
-                       conv_out_.data() + co * n + r * positions, partial);
-      }
-      T sum{0};
-      for (int64_t p = 0; p < positions; ++p) sum += partial[p];
-      db[co] = sum;
-    }
+    ConvOutputGradient(l, rows, grads);
     // dW = dY columns^T: the columns kept from the forward pass, else
     // built again from this layer's input.
     const T* cols = nullptr;
@@ -1085,30 +1119,7 @@ void DenseActorCritic<T>::BackwardTrunk(const T* params, const T* obs,
     Gemm(true, false, c.patch(), n, c.out_channels, params + c.weight,
          c.patch(), conv_out_.data(), n, /*accumulate=*/false, d_cols_.data(),
          n);
-    d_conv_.assign(static_cast<size_t>(rows * c.in_size()), T{0});
-    const int64_t k = c.kernel;
-    for (int64_t ci = 0; ci < c.in_channels; ++ci) {
-      for (int64_t ky = 0; ky < k; ++ky) {
-        for (int64_t kx = 0; kx < k; ++kx) {
-          const T* col = d_cols_.data() + ((ci * k + ky) * k + kx) * n;
-          const auto [lo, hi] =
-              Inside(kx, c.padding, c.stride, c.in_w, c.out_w);
-          for (int64_t r = 0; r < rows; ++r) {
-            T* image = d_conv_.data() + r * c.in_size() + ci * c.in_h * c.in_w;
-            const T* src = col + r * positions;
-            for (int64_t oy = 0; oy < c.out_h; ++oy) {
-              const int64_t iy = oy * c.stride - c.padding + ky;
-              if (iy < 0 || iy >= c.in_h) continue;
-              const int64_t base = iy * c.in_w - c.padding + kx;
-              const T* from = src + oy * c.out_w;
-              for (int64_t ox = lo; ox < hi; ++ox) {
-                image[base + ox * c.stride] += from[ox];
-              }
-            }
-          }
-        }
-      }
-    }
+    Col2Im(l, rows);
   }
 }
 

@@ -235,6 +235,13 @@ class DenseActorCritic {
   // The trunk's weight gradients from d_features_ (the gradient at its
   // output, for the first `rows` kept rows).
   void BackwardTrunk(const T* params, const T* obs, int64_t rows, T* grads);
+  // Through conv layer `l`'s ReLU: d_conv_ (d L / d its output, [rows,
+  // out size]) into conv_out_ ([out channels, rows * positions], the
+  // columns' order), and its bias's gradient into `grads`.
+  void ConvOutputGradient(size_t l, int64_t rows, T* grads);
+  // d_cols_ (d L / d conv layer `l`'s columns) added back over the patches
+  // into d_conv_, which becomes d L / d the layer's input.
+  void Col2Im(size_t l, int64_t rows);
   // The columns of the patches of `rows` inputs of conv layer `l` into
   // `cols` ([patch, rows * positions], patch rows `ld` apart); `in` points
   // to the first row's input, rows `stride` floats apart.
