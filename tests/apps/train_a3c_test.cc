@@ -1014,6 +1014,25 @@ TEST(TrainA3CTest, PendulumPresetRecordsItsSettings) {
   EXPECT_TRUE(checkpoint.has_reward_statistics());
 }
 
+// The MinAtar presets: Breakout's names its game, the shared one takes the
+// game from the command line; both keep their entropy bonus.
+TEST(TrainA3CTest, MinatarPresetsRecordTheirSettings) {
+  TempDir dir("minatar_presets");
+  const fs::path breakout = RunPreset(dir, "minatar-breakout.conf", "300");
+  EXPECT_EQ(RecordedOption(breakout, "env"), "MinAtar/Breakout");
+  EXPECT_DOUBLE_EQ(std::stod(RecordedOption(breakout, "lr")), 4e-3);
+  EXPECT_DOUBLE_EQ(std::stod(RecordedOption(breakout, "beta")), 0.02);
+  const ProcessRun run =
+      TrainA3C("--config " + std::string(ASYNCRL_SOURCE_DIR) +
+               "/configs/minatar.conf --env MinAtar/SpaceInvaders --outdir " +
+               dir.str() + " --processes 1 --steps 300 --quiet");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path shared = RunFolder(run);
+  EXPECT_EQ(RecordedOption(shared, "env"), "MinAtar/SpaceInvaders");
+  EXPECT_DOUBLE_EQ(std::stod(RecordedOption(shared, "lr")), 2e-3);
+  EXPECT_DOUBLE_EQ(std::stod(RecordedOption(shared, "beta")), 0.02);
+}
+
 // configs/chainerrl-gym.conf is the reference's gym example setting for
 // setting (issue 25: it ran 16 environments per process, the file predating
 // that default): what a run from it records, value by value.
