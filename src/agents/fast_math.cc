@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "asyncrl/misc/platform/vector_clones.h"
+
 namespace asyncrl {
 namespace fast_math {
 namespace {
@@ -59,9 +61,6 @@ inline float Tanh(float x) {
 }
 
 }  // namespace
-
-#define ASYNCRL_VECTOR_CLONES \
-  __attribute__((target_clones("avx512f", "avx2", "default")))
 
 ASYNCRL_VECTOR_CLONES
 void ExpInPlace(float* __restrict__ x, int64_t n) {

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "asyncrl/misc/platform/vector_clones.h"
 #include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
@@ -46,12 +47,8 @@ FlagSpecs OptimizerOptions::Flags() {
       {"weight-decay", "L2 penalty", &weight_decay}};
 }
 
-// The two passes over every parameter of an update: compiled for AVX-512,
-// AVX2 and baseline x86-64, the loader picking the best the CPU runs
-// (GCC's function multiversioning), so one binary runs anywhere and uses
-// the wide vectors where they exist.
-#define ASYNCRL_VECTOR_CLONES \
-  __attribute__((target_clones("avx512f", "avx2", "default")))
+// The two passes over every parameter of an update, compiled for several
+// vector widths (misc/platform/vector_clones.h).
 
 ASYNCRL_VECTOR_CLONES
 double SquaredNorm(const float* x, int64_t n) {
