@@ -611,6 +611,42 @@ TEST(SelfPlayEnvTest, AnOpponentMixOfOneNeverAsksTheProvider) {
   EXPECT_TRUE(provider.sides.empty());
 }
 
+TEST(SelfPlayEnvTest, TheMixsMinimaxSearchesToItsDepthParameter) {
+  SelfPlayEnv env(DefaultGameRegistry().Make("ConnectFour"));
+  EXPECT_EQ(env.Parameter("minimax_opponent_depth"), 4.0);
+  env.SetParameter("minimax_opponent_ratio", 1.0);
+  env.Reset(0);
+  ASSERT_NE(env.episode_opponent(), nullptr);
+  EXPECT_EQ(env.episode_opponent()->Name(), "minimax");
+  // A new depth takes effect at the next episode, not in this one.
+  env.SetParameter("minimax_opponent_depth", 1.0);
+  EXPECT_EQ(env.episode_opponent()->Name(), "minimax");
+  env.Reset();
+  EXPECT_EQ(env.episode_opponent()->Name(), "minimax:1");
+  env.SetParameter("minimax_opponent_depth", 4.0);
+  env.Reset();
+  EXPECT_EQ(env.episode_opponent()->Name(), "minimax");
+  for (double bad : {0.0, 43.0, 2.5}) {
+    try {
+      env.SetParameter("minimax_opponent_depth", bad);
+      FAIL() << "depth " << bad << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "minimax_opponent_depth=" +
+                    std::string(bad == 2.5 ? "2.5"
+                                : bad == 0 ? "0"
+                                           : "43") +
+                    " is out of range; accepted: integers [1, 42]"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  // The depth of a game whose "minimax" is perfect play.
+  SelfPlayEnv tictactoe(DefaultGameRegistry().Make("TicTacToe"));
+  EXPECT_EQ(tictactoe.Parameter("minimax_opponent_depth"),
+            static_cast<double>(kMaxMinimaxDepth));
+}
+
 TEST(PlayAgainstOpponentsTest, PlaysEachOpponentOnBothSidesEqually) {
   SelfPlayEnv env(DefaultGameRegistry().Make("TicTacToe"));
   env.Reset(4);

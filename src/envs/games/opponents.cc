@@ -188,6 +188,11 @@ double MinimaxOpponent::Evaluate(const Game& game) {
   return Negamax(game, game.CurrentPlayer(), depth_, -kInfinity, kInfinity);
 }
 
+int DefaultMinimaxDepth(const std::string& game_name) {
+  // Tic-tac-toe ends within 9 plies: the deepest search is perfect play.
+  return game_name == "TicTacToe" ? kMaxMinimaxDepth : 4;
+}
+
 std::unique_ptr<GameOpponent> MakeFixedOpponent(const std::string& spec,
                                                 const std::string& game_name) {
   if (spec == "random") return std::make_unique<RandomOpponent>();
@@ -196,9 +201,8 @@ std::unique_ptr<GameOpponent> MakeFixedOpponent(const std::string& spec,
   }
   if (spec == "greedy") return std::make_unique<GreedyOpponent>();
   if (spec == "minimax") {
-    // Tic-tac-toe ends within 9 plies: the deepest search is perfect play.
-    const int depth = game_name == "TicTacToe" ? kMaxMinimaxDepth : 4;
-    return std::make_unique<MinimaxOpponent>(depth, spec);
+    return std::make_unique<MinimaxOpponent>(DefaultMinimaxDepth(game_name),
+                                             spec);
   }
   const std::string prefix = "minimax:";
   if (spec.compare(0, prefix.size(), prefix) == 0) {

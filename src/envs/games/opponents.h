@@ -70,6 +70,10 @@ class MinimaxOpponent final : public GameOpponent {
 // The deepest minimax accepted ("minimax:42": Connect Four's longest game).
 inline constexpr int kMaxMinimaxDepth = 42;
 
+// The depth "minimax" searches in `game_name`: kMaxMinimaxDepth (perfect
+// play) for TicTacToe, 4 for other games.
+int DefaultMinimaxDepth(const std::string& game_name);
+
 // "random" | "greedy" | "minimax" | "minimax:D" (D in [1, 42]). "minimax" is
 // perfect play for TicTacToe (full depth) and depth 4 for other games
 // (ConnectFour). Throws std::invalid_argument: "opponent 'x' is unknown;

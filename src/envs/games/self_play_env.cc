@@ -44,6 +44,10 @@ SelfPlayEnv::SelfPlayEnv(std::unique_ptr<Game> game,
                          "opponent mix)",
                      &mix_ratio_[i]);
   }
+  mix_minimax_depth_ = DefaultMinimaxDepth(game_->Name());
+  DeclareParameter("minimax_opponent_depth", 1.0, kMaxMinimaxDepth,
+                   "search depth (plies) of the opponent mix's minimax",
+                   &mix_minimax_depth_, /*integer=*/true);
 }
 
 void SelfPlayEnv::SetFixedOpponent(std::unique_ptr<GameOpponent> opponent) {
@@ -82,7 +86,19 @@ FloatView SelfPlayEnv::DoReset(std::optional<uint64_t> seed) {
     double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
     for (int i = 0; i < 3 && opponent_ == nullptr; ++i) {
       if (u < mix_ratio_[i]) {
-        if (!mix_[i]) mix_[i] = MakeFixedOpponent(kMixOpponents[i], Name());
+        if (i == 2) {
+          const int depth = static_cast<int>(mix_minimax_depth_);
+          if (depth != mix_minimax_made_depth_) {
+            mix_[i] =
+                MakeFixedOpponent(depth == DefaultMinimaxDepth(Name())
+                                      ? std::string("minimax")
+                                      : "minimax:" + std::to_string(depth),
+                                  Name());
+            mix_minimax_made_depth_ = depth;
+          }
+        } else if (!mix_[i]) {
+          mix_[i] = MakeFixedOpponent(kMixOpponents[i], Name());
+        }
         opponent_ = mix_[i].get();
       }
       u -= mix_ratio_[i];

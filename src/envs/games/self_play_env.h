@@ -56,8 +56,10 @@ class SelfPlayEnv : public Env {
   // The opponent mix (parameters random_opponent_ratio,
   // greedy_opponent_ratio, minimax_opponent_ratio; 0 by default): the
   // share of episodes each fixed opponent plays, drawn per episode (shares
-  // summing past 1 are taken in that order until 1). It does not apply
-  // once SetFixedOpponent chose the opponent (evaluation).
+  // summing past 1 are taken in that order until 1); the parameter
+  // minimax_opponent_depth is the mix's minimax search depth (default:
+  // "minimax"'s, MakeFixedOpponent). It does not apply once
+  // SetFixedOpponent chose the opponent (evaluation).
   explicit SelfPlayEnv(std::unique_ptr<Game> game,
                        const std::string& fixed_opponent = "random");
 
@@ -82,6 +84,8 @@ class SelfPlayEnv : public Env {
   // provider gave no opponent): every observation after the learner's
   // moves is the opponent's turn (StepResult::opponent_turn).
   bool both_sides() const { return both_sides_; }
+  // The current episode's opponent (null while the agent plays both sides).
+  const GameOpponent* episode_opponent() const { return opponent_; }
 
  protected:
   FloatView DoReset(std::optional<uint64_t> seed) override;
@@ -115,6 +119,9 @@ class SelfPlayEnv : public Env {
   // Parameters (Env::DeclareParameter), applied at Reset: the opponent
   // mix's shares, in the order random, greedy, minimax.
   double mix_ratio_[3] = {0.0, 0.0, 0.0};
+  // The mix's minimax depth, and the depth mix_[2] was made with (0: none).
+  double mix_minimax_depth_ = 0.0;
+  int mix_minimax_made_depth_ = 0;
 };
 
 // What a SelfPlayEnv's observation space describes, for `player`:
