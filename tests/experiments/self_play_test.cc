@@ -10,6 +10,7 @@
 #include <atomic>
 #include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "asyncrl/envs/games/connect_four_solver.h"
@@ -626,16 +627,19 @@ TEST(SelfPlayEnvTest, TheMixsMinimaxSearchesToItsDepthParameter) {
   env.SetParameter("minimax_opponent_depth", 4.0);
   env.Reset();
   EXPECT_EQ(env.episode_opponent()->Name(), "minimax");
-  for (double bad : {0.0, 43.0, 2.5}) {
+  // The same depth keeps the player (and its transposition table).
+  const GameOpponent* player = env.episode_opponent();
+  env.Reset();
+  EXPECT_EQ(env.episode_opponent(), player);
+  const std::pair<double, const char*> bad[] = {
+      {0.0, "0"}, {43.0, "43"}, {2.5, "2.5"}};
+  for (const auto& [value, text] : bad) {
     try {
-      env.SetParameter("minimax_opponent_depth", bad);
-      FAIL() << "depth " << bad << " was accepted";
+      env.SetParameter("minimax_opponent_depth", value);
+      FAIL() << "depth " << text << " was accepted";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find(
-                    "minimax_opponent_depth=" +
-                    std::string(bad == 2.5 ? "2.5"
-                                : bad == 0 ? "0"
-                                           : "43") +
+                    std::string("minimax_opponent_depth=") + text +
                     " is out of range; accepted: integers [1, 42]"),
                 std::string::npos)
           << e.what();

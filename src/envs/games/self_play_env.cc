@@ -86,18 +86,14 @@ FloatView SelfPlayEnv::DoReset(std::optional<uint64_t> seed) {
     double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
     for (int i = 0; i < 3 && opponent_ == nullptr; ++i) {
       if (u < mix_ratio_[i]) {
-        if (i == 2) {
-          const int depth = static_cast<int>(mix_minimax_depth_);
-          if (depth != mix_minimax_made_depth_) {
-            mix_[i] =
-                MakeFixedOpponent(depth == DefaultMinimaxDepth(Name())
-                                      ? std::string("minimax")
-                                      : "minimax:" + std::to_string(depth),
-                                  Name());
-            mix_minimax_made_depth_ = depth;
-          }
-        } else if (!mix_[i]) {
-          mix_[i] = MakeFixedOpponent(kMixOpponents[i], Name());
+        // The minimax's spec carries the depth parameter; a new depth
+        // makes a new player.
+        const int depth = static_cast<int>(mix_minimax_depth_);
+        const std::string spec = i == 2 && depth != DefaultMinimaxDepth(Name())
+                                     ? "minimax:" + std::to_string(depth)
+                                     : std::string(kMixOpponents[i]);
+        if (!mix_[i] || mix_[i]->Name() != spec) {
+          mix_[i] = MakeFixedOpponent(spec, Name());
         }
         opponent_ = mix_[i].get();
       }

@@ -119,9 +119,8 @@ class SelfPlayEnv : public Env {
   // Parameters (Env::DeclareParameter), applied at Reset: the opponent
   // mix's shares, in the order random, greedy, minimax.
   double mix_ratio_[3] = {0.0, 0.0, 0.0};
-  // The mix's minimax depth, and the depth mix_[2] was made with (0: none).
+  // The mix's minimax search depth (parameter minimax_opponent_depth).
   double mix_minimax_depth_ = 0.0;
-  int mix_minimax_made_depth_ = 0;
 };
 
 // What a SelfPlayEnv's observation space describes, for `player`:
