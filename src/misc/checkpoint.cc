@@ -326,7 +326,9 @@ void ReadFloatTensor(
                                              : "") +
           "; expected float32 " + ShapeToString(expected_shape));
     }
-    std::memcpy(out, t.data().data(), t.data().size());
+    // An empty tensor's data() may be a null pointer, which memcpy must not
+    // be given even with a size of 0.
+    if (!t.data().empty()) std::memcpy(out, t.data().data(), t.data().size());
     return;
   }
   throw std::runtime_error("tensor '" + name + "' is missing");
