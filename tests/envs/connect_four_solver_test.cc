@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
 
 namespace asyncrl {
@@ -15,6 +16,25 @@ std::vector<int64_t> Columns(const std::string& digits) {
   std::vector<int64_t> columns;
   for (char c : digits) columns.push_back(c - '0');
   return columns;
+}
+
+// A game after a number of random legal moves drawn from [min_plies,
+// max_plies] (fewer if it ends first).
+std::unique_ptr<ConnectFour> RandomGame(int min_plies, int max_plies,
+                                        std::mt19937_64& rng) {
+  auto game = std::make_unique<ConnectFour>();
+  game->Reset();
+  const int plies =
+      std::uniform_int_distribution<int>(min_plies, max_plies)(rng);
+  for (int i = 0; i < plies && !game->IsTerminal(); ++i) {
+    std::vector<int64_t> legal;
+    for (int64_t c = 0; c < ConnectFour::kColumns; ++c) {
+      if (game->IsLegal(c)) legal.push_back(c);
+    }
+    game->Play(
+        legal[std::uniform_int_distribution<size_t>(0, legal.size() - 1)(rng)]);
+  }
+  return game;
 }
 
 // Columns 4-6 filled by turns (each column alternates colours, so no line
@@ -74,17 +94,8 @@ TEST(ConnectFourSolverTest, AgreesWithFullDepthMinimaxLateInTheGame) {
   std::mt19937_64 rng(12);
   int compared = 0, wins = 0, losses = 0, draws = 0;
   while (compared < 40) {
-    ConnectFour game;
-    game.Reset();
-    const int plies = std::uniform_int_distribution<int>(30, 34)(rng);
-    for (int i = 0; i < plies && !game.IsTerminal(); ++i) {
-      std::vector<int64_t> legal;
-      for (int64_t c = 0; c < ConnectFour::kColumns; ++c) {
-        if (game.IsLegal(c)) legal.push_back(c);
-      }
-      game.Play(legal[std::uniform_int_distribution<size_t>(
-          0, legal.size() - 1)(rng)]);
-    }
+    const std::unique_ptr<ConnectFour> position = RandomGame(30, 34, rng);
+    const ConnectFour& game = *position;
     if (game.IsTerminal()) continue;
     const int value = ScoreValue(solver.Solve(game));
     const double reference = minimax.Evaluate(game);
@@ -98,6 +109,36 @@ TEST(ConnectFourSolverTest, AgreesWithFullDepthMinimaxLateInTheGame) {
   EXPECT_GT(wins, 0);
   EXPECT_GT(losses, 0);
   EXPECT_GT(draws, 0);
+}
+
+// One player moved between depths (the opponent mix's minimax under a
+// sampled depth) keeps its transposition table: every position still gets
+// the value a fresh player of that depth finds, whatever was searched
+// before at other depths.
+TEST(MinimaxOpponentTest, ADepthChangeSearchesAsAFreshPlayerOfThatDepth) {
+  MinimaxOpponent moved(1, "minimax:1");
+  std::mt19937_64 rng(5);
+  int nonzero = 0;
+  for (int n = 0; n < 12; ++n) {
+    const std::unique_ptr<ConnectFour> position = RandomGame(8, 16, rng);
+    const ConnectFour& game = *position;
+    if (game.IsTerminal()) continue;
+    for (int depth : {3, 1, 5, 2, 4, 3}) {
+      const size_t entries = moved.table_entries();
+      moved.SetDepth(depth, "minimax:" + std::to_string(depth));
+      EXPECT_EQ(moved.depth(), depth);
+      EXPECT_EQ(moved.table_entries(), entries);  // Kept.
+      MinimaxOpponent fresh(depth, "fresh");
+      const double value = moved.Evaluate(game);
+      EXPECT_EQ(value, fresh.Evaluate(game)) << "depth " << depth << "\n"
+                                             << game.ToString();
+      nonzero += value != 0;
+    }
+  }
+  EXPECT_GT(nonzero, 0);  // The heuristic tells the positions apart.
+  EXPECT_GT(moved.table_entries(), 0u);
+  EXPECT_EQ(moved.Name(), "minimax:3");
+  EXPECT_THROW(moved.SetDepth(0, "minimax:0"), std::invalid_argument);
 }
 
 TEST(ConnectFourSolverTest, JudgePositionsAreFixedBySeedAndJudgeSomething) {

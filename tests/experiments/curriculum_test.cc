@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "asyncrl/envs/registry.h"
@@ -357,18 +358,43 @@ TEST(CurriculumCheckTest, NamesAndRangesAreCheckedAgainstTheEnvironment) {
   }
 }
 
-TEST(CurriculumCheckTest, WholeNumberParametersTakeWholeNumberConstants) {
-  auto env = MakeEnv("MinAtar/Breakout");
-  EXPECT_NO_THROW(Parse("environment_parameters:\n  difficulty_ramping: 0\n")
-                      .CheckAgainst(*env));
-  EXPECT_THROW(Parse("environment_parameters:\n  difficulty_ramping: 0.5\n")
-                   .CheckAgainst(*env),
-               std::invalid_argument);
-  EXPECT_THROW(Parse("environment_parameters:\n  difficulty_ramping:\n"
-                     "    sampler_type: uniform\n"
-                     "    sampler_parameters: {min_value: 0, max_value: 1}\n")
-                   .CheckAgainst(*env),
-               std::invalid_argument);
+TEST(CurriculumCheckTest, WholeNumberParametersTakeWholeNumberBounds) {
+  auto env = MakeEnv("ConnectFour");  // minimax_opponent_depth: 1..42.
+  const std::string head = "environment_parameters:\n  minimax_opponent_depth:";
+  for (const std::string accepted :
+       {" 2\n",
+        "\n    sampler_type: uniform\n"
+        "    sampler_parameters: {min_value: 2, max_value: 4}\n",
+        "\n    sampler_type: multirange_uniform\n"
+        "    sampler_parameters: {intervals: [[1, 1], [4, 5]]}\n",
+        // A gaussian's draws are rounded: its mean need not be whole.
+        "\n    sampler_type: gaussian\n"
+        "    sampler_parameters: {mean: 2.5, st_dev: 1}\n"}) {
+    EXPECT_NO_THROW(Parse(head + accepted).CheckAgainst(*env)) << accepted;
+  }
+  const std::pair<std::string, std::string> refused[] = {
+      {" 2.5\n", "value 2.5 is invalid"},
+      {"\n    sampler_type: uniform\n"
+       "    sampler_parameters: {min_value: 2, max_value: 4.5}\n",
+       "value uniform(2, 4.5) is invalid"},
+      {"\n    sampler_type: multirange_uniform\n"
+       "    sampler_parameters: {intervals: [[1, 1.5], [4, 5]]}\n",
+       "value multirange_uniform((1, 1.5), (4, 5)) is invalid"}};
+  for (const auto& [text, what] : refused) {
+    try {
+      Parse(head + text).CheckAgainst(*env);
+      FAIL() << "accepted " << text;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "parameter 'minimax_opponent_depth' lesson "),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find(what + "; accepted: whole numbers "
+                                                  "in [1, 42]"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(CurriculumCheckTest, ACurriculumBuiltInCodeIsValidated) {
@@ -378,6 +404,9 @@ TEST(CurriculumCheckTest, ACurriculumBuiltInCodeIsValidated) {
   EXPECT_THROW(c.Validate(), std::invalid_argument);
   c = Parse(kFull);
   c.parameters[2].lessons[0].value.intervals.clear();
+  EXPECT_THROW(c.Validate(), std::invalid_argument);
+  c = Parse(kFull);
+  c.parameters[2].lessons[0].value.intervals[0] = {2.0, 1.0};  // min > max.
   EXPECT_THROW(c.Validate(), std::invalid_argument);
   c = Parse(kFull);
   c.parameters[3].lessons[0].criteria->min_lesson_length = 5000;
@@ -435,6 +464,75 @@ CompletionCriteria Reward(double threshold, int64_t min_length,
   c.min_lesson_length = min_length;
   c.signal_smoothing = smoothing;
   return c;
+}
+
+// A whole-number parameter's sampler draws each whole number of its
+// support equally often (each interval's ends included), a gaussian rounds,
+// and the reported mean is the whole numbers'.
+TEST(SamplerTest, WholeNumberDrawsAreEachEquallyLikely) {
+  std::mt19937_64 rng(2);
+  Sampler uniform;
+  uniform.kind = Sampler::Kind::kUniform;
+  uniform.min = 2;
+  uniform.max = 4;
+  Sampler multi;
+  multi.kind = Sampler::Kind::kMultiRangeUniform;
+  multi.intervals = {{1, 1}, {4, 5}};  // 1, 4 and 5: a third each.
+  Sampler gaussian;
+  gaussian.kind = Sampler::Kind::kGaussian;
+  gaussian.mean = 2.5;
+  gaussian.stdev = 3;
+  constexpr int kDraws = 30000;
+  std::map<double, int> u_counts, m_counts, g_counts;
+  for (int i = 0; i < kDraws; ++i) {
+    ++u_counts[uniform.Draw(rng, 1, 42, /*whole=*/true)];
+    ++m_counts[multi.Draw(rng, 1, 42, true)];
+    ++g_counts[gaussian.Draw(rng, 1.5, 4.5, true)];  // Clamped to [2, 4].
+  }
+  const double third = kDraws / 3.0;
+  const double tolerance = 5 * std::sqrt(kDraws * (1.0 / 3) * (2.0 / 3));
+  ASSERT_EQ(u_counts.size(), 3u);
+  for (double v : {2.0, 3.0, 4.0}) EXPECT_NEAR(u_counts[v], third, tolerance);
+  ASSERT_EQ(m_counts.size(), 3u);
+  for (double v : {1.0, 4.0, 5.0}) EXPECT_NEAR(m_counts[v], third, tolerance);
+  ASSERT_EQ(g_counts.size(), 3u);
+  for (const auto& [v, n] : g_counts) {
+    EXPECT_TRUE(v == 2 || v == 3 || v == 4) << v;
+  }
+  EXPECT_EQ(uniform.Mean(true), 3.0);
+  EXPECT_DOUBLE_EQ(multi.Mean(true), (1.0 + 4.0 + 5.0) / 3);
+  EXPECT_EQ(multi.Mean(false), 4.5);  // Real-valued: (1, 1) has no width.
+  // Overlapping intervals: 3 counts once (a fifth of the draws, not 2/6);
+  // the range [1.5, 4] cuts 1 and 5 off.
+  multi.intervals = {{1, 3}, {3, 5}};
+  std::map<double, int> counts;
+  for (int i = 0; i < kDraws; ++i) ++counts[multi.Draw(rng, 1.5, 4, true)];
+  ASSERT_EQ(counts.size(), 3u);
+  for (double v : {2.0, 3.0, 4.0}) EXPECT_NEAR(counts[v], third, tolerance);
+  EXPECT_EQ(multi.Mean(true), 3.0);
+}
+
+// The runner draws a whole-number parameter's value per episode from the
+// environment's declaration: every depth of the range shows up.
+TEST(CurriculumRunnerTest, DrawsAWholeNumberParameterPerEpisode) {
+  const Curriculum c = Parse(
+      "environment_parameters:\n  minimax_opponent_depth:\n"
+      "    sampler_type: uniform\n"
+      "    sampler_parameters: {min_value: 2, max_value: 4}\n");
+  auto env = MakeEnv("ConnectFour");
+  c.CheckAgainst(*env);
+  auto block = std::make_unique<CurriculumBlock>();
+  CurriculumRunner runner(c, *block, /*steps=*/1000, /*reward_scale=*/1,
+                          /*seed=*/4);
+  std::map<double, int> depths;
+  for (int episode = 0; episode < 60; ++episode) {
+    runner.Apply(*env);
+    env->Reset();
+    ++depths[env->Parameter("minimax_opponent_depth")];
+  }
+  ASSERT_EQ(depths.size(), 3u);
+  EXPECT_EQ(depths.begin()->first, 2.0);
+  EXPECT_EQ(depths.rbegin()->first, 4.0);
 }
 
 TEST(NeedIncrementTest, FollowsMlAgentsRule) {

@@ -15,6 +15,7 @@
 
 #include "asyncrl/envs/games/connect_four_solver.h"
 #include "asyncrl/envs/games/game.h"
+#include "asyncrl/envs/games/opponents.h"
 #include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/experiments/self_play/self_play_extension.h"
@@ -619,16 +620,18 @@ TEST(SelfPlayEnvTest, TheMixsMinimaxSearchesToItsDepthParameter) {
   env.Reset(0);
   ASSERT_NE(env.episode_opponent(), nullptr);
   EXPECT_EQ(env.episode_opponent()->Name(), "minimax");
+  // The player (and its transposition table) is kept whatever the depth.
+  const GameOpponent* player = env.episode_opponent();
   // A new depth takes effect at the next episode, not in this one.
   env.SetParameter("minimax_opponent_depth", 1.0);
   EXPECT_EQ(env.episode_opponent()->Name(), "minimax");
   env.Reset();
   EXPECT_EQ(env.episode_opponent()->Name(), "minimax:1");
+  EXPECT_EQ(env.episode_opponent(), player);
+  EXPECT_EQ(dynamic_cast<const MinimaxOpponent&>(*player).depth(), 1);
   env.SetParameter("minimax_opponent_depth", 4.0);
   env.Reset();
   EXPECT_EQ(env.episode_opponent()->Name(), "minimax");
-  // The same depth keeps the player (and its transposition table).
-  const GameOpponent* player = env.episode_opponent();
   env.Reset();
   EXPECT_EQ(env.episode_opponent(), player);
   const std::pair<double, const char*> bad[] = {

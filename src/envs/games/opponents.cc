@@ -100,15 +100,23 @@ struct MinimaxOpponent::Table {
 };
 
 MinimaxOpponent::MinimaxOpponent(int depth, std::string name)
-    : depth_(depth), name_(std::move(name)), table_(std::make_unique<Table>()) {
+    : table_(std::make_unique<Table>()) {
+  SetDepth(depth, std::move(name));
+}
+
+void MinimaxOpponent::SetDepth(int depth, std::string name) {
   if (depth < 1 || depth > kMaxMinimaxDepth) {
     throw std::invalid_argument("minimax depth " + std::to_string(depth) +
                                 " is invalid; accepted: 1.." +
                                 std::to_string(kMaxMinimaxDepth));
   }
+  depth_ = depth;
+  name_ = std::move(name);
 }
 
 MinimaxOpponent::~MinimaxOpponent() = default;
+
+size_t MinimaxOpponent::table_entries() const { return table_->entries.size(); }
 
 double MinimaxOpponent::Negamax(const Game& game, int player, int depth,
                                 double alpha, double beta) {

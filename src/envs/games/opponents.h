@@ -56,13 +56,21 @@ class MinimaxOpponent final : public GameOpponent {
   // The score of `game` for the player to move, searched to the depth
   // (tests, tools). game not terminal.
   double Evaluate(const Game& game);
+  // Searches to `depth` (1..kMaxMinimaxDepth) from the next Choose on,
+  // Name() now `name`. The transposition table stays: its entries are keyed
+  // by the depth left below their position, which means the same at any
+  // root depth.
+  void SetDepth(int depth, std::string name);
+  int depth() const { return depth_; }
+  // Positions in the transposition table (tests).
+  size_t table_entries() const;
 
  private:
   struct Table;
   double Negamax(const Game& game, int player, int depth, double alpha,
                  double beta);
 
-  int depth_;
+  int depth_ = 1;
   std::string name_;
   std::unique_ptr<Table> table_;
 };

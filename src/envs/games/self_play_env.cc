@@ -86,14 +86,20 @@ FloatView SelfPlayEnv::DoReset(std::optional<uint64_t> seed) {
     double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
     for (int i = 0; i < 3 && opponent_ == nullptr; ++i) {
       if (u < mix_ratio_[i]) {
-        // The minimax's spec carries the depth parameter; a new depth
-        // makes a new player.
+        // The minimax's spec carries the depth parameter; at a new depth
+        // (a curriculum's sampler may draw one per episode) the same player
+        // searches deeper or shallower, keeping its transposition table.
         const int depth = static_cast<int>(mix_minimax_depth_);
         const std::string spec = i == 2 && depth != DefaultMinimaxDepth(Name())
                                      ? "minimax:" + std::to_string(depth)
                                      : std::string(kMixOpponents[i]);
         if (!mix_[i] || mix_[i]->Name() != spec) {
-          mix_[i] = MakeFixedOpponent(spec, Name());
+          auto* minimax = dynamic_cast<MinimaxOpponent*>(mix_[i].get());
+          if (minimax != nullptr) {
+            minimax->SetDepth(depth, spec);
+          } else {
+            mix_[i] = MakeFixedOpponent(spec, Name());
+          }
         }
         opponent_ = mix_[i].get();
       }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <boost/interprocess/sync/scoped_lock.hpp>
+#include <cmath>
 
 #include "asyncrl/experiments/train_options.h"
 #include "asyncrl/misc/logging.h"
@@ -14,7 +15,63 @@
 
 namespace asyncrl {
 
-double Sampler::Draw(std::mt19937_64& rng, double low, double high) const {
+namespace {
+
+using WholeRun = std::pair<int64_t, int64_t>;  // first, last: inclusive.
+
+// The whole numbers a uniform or multirange_uniform sampler draws for a
+// whole-number parameter of range [low, high]: those of its intervals
+// within the range, as sorted, disjoint runs (a number in two intervals
+// counts once). Beyond +-2^53 doubles skip whole numbers: bounds stop there.
+std::vector<WholeRun> WholeRuns(
+    const std::vector<std::pair<double, double>>& intervals, double low,
+    double high) {
+  constexpr double kLimit = 9007199254740992.0;  // 2^53.
+  const double range_lo = std::max(std::ceil(low), -kLimit);
+  const double range_hi = std::min(std::floor(high), kLimit);
+  std::vector<WholeRun> runs;
+  for (const auto& [a, b] : intervals) {
+    const double lo = std::max(std::ceil(a), range_lo);
+    const double hi = std::min(std::floor(b), range_hi);
+    if (!(lo <= hi)) continue;  // No whole number (or a NaN bound).
+    runs.emplace_back(static_cast<int64_t>(lo), static_cast<int64_t>(hi));
+  }
+  std::sort(runs.begin(), runs.end());
+  std::vector<WholeRun> merged;
+  for (const WholeRun& r : runs) {
+    if (!merged.empty() && r.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, r.second);
+    } else {
+      merged.push_back(r);
+    }
+  }
+  return merged;
+}
+
+// The sampler's intervals: [min, max] for uniform.
+std::vector<std::pair<double, double>> IntervalsOf(const Sampler& s) {
+  if (s.kind == Sampler::Kind::kUniform) return {{s.min, s.max}};
+  return s.intervals;
+}
+
+}  // namespace
+
+double Sampler::Draw(std::mt19937_64& rng, double low, double high,
+                     bool whole) const {
+  if (whole && (kind == Kind::kUniform || kind == Kind::kMultiRangeUniform)) {
+    // Every whole number of the support equally likely.
+    const std::vector<WholeRun> runs = WholeRuns(IntervalsOf(*this), low, high);
+    int64_t count = 0;
+    for (const auto& [first, last] : runs) count += last - first + 1;
+    if (count > 0) {
+      int64_t k = std::uniform_int_distribution<int64_t>(0, count - 1)(rng);
+      for (const auto& [first, last] : runs) {
+        if (k <= last - first) return static_cast<double>(first + k);
+        k -= last - first + 1;
+      }
+    }
+    // No whole number within the range: the clamped draw below.
+  }
   double x = value;
   switch (kind) {
     case Kind::kConstant:
@@ -44,10 +101,28 @@ double Sampler::Draw(std::mt19937_64& rng, double low, double high) const {
       break;
     }
   }
+  if (whole) {
+    // Rounded to the nearest, then into the range's whole numbers (when it
+    // holds any).
+    x = std::round(x);
+    if (std::ceil(low) <= std::floor(high)) {
+      return std::clamp(x, std::ceil(low), std::floor(high));
+    }
+  }
   return std::clamp(x, low, high);
 }
 
-double Sampler::Mean() const {
+double Sampler::Mean(bool whole) const {
+  if (whole && (kind == Kind::kUniform || kind == Kind::kMultiRangeUniform)) {
+    double total = 0, sum = 0;
+    for (const auto& [first, last] :
+         WholeRuns(IntervalsOf(*this), -HUGE_VAL, HUGE_VAL)) {
+      const auto n = static_cast<double>(last - first + 1);
+      total += n;
+      sum += n * (static_cast<double>(first) + static_cast<double>(last)) / 2;
+    }
+    if (total > 0) return sum / total;
+  }
   switch (kind) {
     case Kind::kConstant:
       return value;
@@ -132,6 +207,30 @@ std::pair<double, double> Sampler::Support() const {
   return {value, value};
 }
 
+namespace {
+
+// Whether a whole-number parameter can take the sampler: its constant or
+// every bound whole (a gaussian's draws are rounded, its mean may be any).
+bool WholeBounds(const Sampler& s) {
+  const auto whole = [](double x) { return std::nearbyint(x) == x; };
+  switch (s.kind) {
+    case Sampler::Kind::kConstant:
+      return whole(s.value);
+    case Sampler::Kind::kUniform:
+      return whole(s.min) && whole(s.max);
+    case Sampler::Kind::kGaussian:
+      return true;
+    case Sampler::Kind::kMultiRangeUniform:
+      for (const auto& [lo, hi] : s.intervals) {
+        if (!whole(lo) || !whole(hi)) return false;
+      }
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 int64_t Curriculum::BufferSize() const {
   int64_t n = 0;
   for (const ParameterSchedule& p : parameters) {
@@ -157,14 +256,13 @@ void Curriculum::CheckAgainst(const Env& env) const {
           (names.empty() ? std::string("none") : JoinNames(names)));
     }
     for (const Lesson& l : p.lessons) {
-      if (declared->integer &&
-          (l.value.kind != Sampler::Kind::kConstant ||
-           std::nearbyint(l.value.value) != l.value.value)) {
+      if (declared->integer && !WholeBounds(l.value)) {
         throw std::invalid_argument(
             "parameter '" + p.parameter + "' lesson '" + l.name + "' value " +
-            l.value.Describe() + " is invalid; accepted: a whole number in [" +
+            l.value.Describe() + " is invalid; accepted: whole numbers in [" +
             FormatValue(declared->min) + ", " + FormatValue(declared->max) +
-            "]");
+            "] (a constant, uniform or multirange_uniform bounds, or a "
+            "gaussian, whose draws are rounded)");
       }
       const auto [lo, hi] = l.value.Support();
       const bool gaussian = l.value.kind == Sampler::Kind::kGaussian;
@@ -217,7 +315,10 @@ void Curriculum::Validate() const {
       const bool bad =
           (s.kind == Sampler::Kind::kUniform && !(s.min <= s.max)) ||
           (s.kind == Sampler::Kind::kGaussian && !(s.stdev >= 0)) ||
-          (s.kind == Sampler::Kind::kMultiRangeUniform && s.intervals.empty());
+          (s.kind == Sampler::Kind::kMultiRangeUniform &&
+           (s.intervals.empty() ||
+            std::any_of(s.intervals.begin(), s.intervals.end(),
+                        [](const auto& i) { return !(i.first <= i.second); })));
       if (bad) {
         fail("parameter '" + p.parameter + "' lesson " + std::to_string(l + 1) +
              " has an invalid sampler " + s.Describe());
@@ -290,16 +391,18 @@ void CurriculumRunner::Apply(Env& env) {
     const int32_t lesson = std::clamp<int32_t>(
         block_.lesson[i].load(), 0, static_cast<int32_t>(p.lessons.size()) - 1);
     double low = -HUGE_VAL, high = HUGE_VAL;
+    bool whole = false;
     for (const EnvParameter& e : env.Parameters()) {
       if (e.name == p.parameter) {
         low = e.min;
         high = e.max;
+        whole = e.integer;
       }
     }
     auto& seeded = seeded_[i][static_cast<size_t>(lesson)];
     env.SetParameter(p.parameter,
                      p.lessons[static_cast<size_t>(lesson)].value.Draw(
-                         seeded ? *seeded : rng_, low, high));
+                         seeded ? *seeded : rng_, low, high, whole));
   }
 }
 

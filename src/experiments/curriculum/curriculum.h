@@ -33,7 +33,11 @@
 // new value at each environment's next reset (never mid-episode);
 // require_reset ends the running training episodes at once instead.
 // Evaluation environments keep --env-param's values: they measure the task
-// itself.
+// itself. A whole-number parameter (EnvParameter::integer, e.g. the
+// opponent mix's minimax_opponent_depth) takes whole constants and
+// samplers with whole bounds: uniform draws each whole number of [min, max]
+// equally often, multirange_uniform each of its intervals' whole numbers,
+// gaussian rounds to the nearest (Sampler::Draw).
 #ifndef ASYNCRL_EXPERIMENTS_CURRICULUM_CURRICULUM_H_
 #define ASYNCRL_EXPERIMENTS_CURRICULUM_CURRICULUM_H_
 
@@ -74,11 +78,18 @@ struct Sampler {
   std::optional<uint64_t> seed;
 
   // One value, clamped to [low, high] (the parameter's range: a Gaussian
-  // has unbounded support).
-  double Draw(std::mt19937_64& rng, double low, double high) const;
-  // The distribution's mean (the constant for a constant): what TensorBoard
-  // and the logs show as the lesson's value.
-  double Mean() const;
+  // has unbounded support). `whole`: the parameter takes whole numbers
+  // (EnvParameter::integer): uniform and multirange_uniform draw each whole
+  // number of their intervals (ends included; a number in two intervals
+  // counts once) within [low, high] with equal probability; gaussian, and a
+  // support without a whole number in range, round to the nearest and
+  // clamp to the range's whole numbers.
+  double Draw(std::mt19937_64& rng, double low, double high,
+              bool whole = false) const;
+  // The distribution's mean (the constant for a constant, a gaussian's mean
+  // as given; uniform's and multirange_uniform's over the whole numbers
+  // they draw when `whole`): what TensorBoard shows as the lesson's value.
+  double Mean(bool whole = false) const;
   // "0.0015", "uniform(0.3, 0.7)", "gaussian(2, 0.3)",
   // "multirange_uniform((7, 10), (15, 20))".
   std::string Describe() const;
@@ -148,7 +159,8 @@ struct Curriculum {
   // Throws std::invalid_argument (one line) if `env` does not declare a
   // scheduled parameter, a lesson's value (every value a sampler can draw,
   // for a bounded one) is outside the parameter's range, or a whole-number
-  // parameter gets anything but whole-number constants.
+  // parameter gets a constant or sampler bound that is not a whole number
+  // (a gaussian's mean may be any: its draws are rounded).
   void CheckAgainst(const Env& env) const;
   // The rules Parse enforces, for a curriculum built in code
   // (the command line and CurriculumExtension call it): throws

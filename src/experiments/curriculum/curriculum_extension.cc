@@ -59,8 +59,16 @@ void CurriculumExtension::AdjustOptions(TrainOptions*) const {
   curriculum_->Validate();
 }
 
-void CurriculumExtension::Configure(const TrainOptions& options, Env&) {
+void CurriculumExtension::Configure(const TrainOptions& options, Env& env) {
   steps_ = options.steps;
+  whole_.clear();
+  for (const ParameterSchedule& p : curriculum_->parameters) {
+    bool whole = false;
+    for (const EnvParameter& e : env.Parameters()) {
+      if (e.name == p.parameter) whole = e.integer;
+    }
+    whole_.push_back(whole);
+  }
   reward_scale_ = options.reward_scale;
   seed_ = options.seed;
 }
@@ -170,23 +178,26 @@ void CurriculumExtension::Report(EventWriter& events, bool periodic) {
             std::to_string(p.lessons.size()) + " of " + p.parameter + " ('" +
             now.name + "'): " + before.value.Describe() + " -> " +
             now.value.Describe() + " at step " + std::to_string(record.step));
-    WriteLesson(events, p, record.lesson, record.step);
+    WriteLesson(events, static_cast<size_t>(record.parameter), record.lesson,
+                record.step);
   }
   if (!periodic) return;
   const int64_t step = control_->global_step.load();
   for (size_t i = 0; i < params.size(); ++i) {
-    WriteLesson(events, params[i], block.lesson[i].load(), step);
+    WriteLesson(events, i, block.lesson[i].load(), step);
   }
 }
 
-void CurriculumExtension::WriteLesson(EventWriter& events,
-                                      const ParameterSchedule& p,
+void CurriculumExtension::WriteLesson(EventWriter& events, size_t parameter,
                                       int32_t lesson, int64_t step) const {
+  const ParameterSchedule& p = curriculum_->parameters[parameter];
   const double wall = WallTimeSeconds();
   const std::string tag = "curriculum/" + p.parameter;
   events.WriteScalar(tag + "/lesson", step, lesson, wall);
+  const bool whole = parameter < whole_.size() && whole_[parameter];
   events.WriteScalar(tag + "/value", step,
-                     p.lessons[static_cast<size_t>(lesson)].value.Mean(), wall);
+                     p.lessons[static_cast<size_t>(lesson)].value.Mean(whole),
+                     wall);
 }
 
 std::string CurriculumExtension::Status() const {

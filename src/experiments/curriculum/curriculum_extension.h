@@ -38,13 +38,17 @@ class CurriculumExtension : public TrainerExtension {
   CurriculumBlock& block() { return *block_; }
 
  private:
-  void WriteLesson(EventWriter& events, const ParameterSchedule& p,
-                   int32_t lesson, int64_t step) const;
+  // Parameter `parameter`'s (index in the curriculum) lesson and value.
+  void WriteLesson(EventWriter& events, size_t parameter, int32_t lesson,
+                   int64_t step) const;
 
   std::shared_ptr<const Curriculum> curriculum_;
   int64_t steps_ = 0;
   double reward_scale_ = 1.0;
   int64_t seed_ = 0;
+  // Per scheduled parameter: whether the environment declares it whole
+  // numbers (how its lesson's mean is reported).
+  std::vector<bool> whole_;
   CurriculumBlock* block_ = nullptr;
   const ControlBlock* control_ = nullptr;
   int64_t reported_ = 0;  // Parent: advances already reported.
