@@ -621,8 +621,10 @@ void DenseActorCritic<T>::Step(const T* params, const T* obs, int64_t rows,
                                bool with_policy) {
   ASYNCRL_CHECK(layout_.recurrent());
   KeepRows(first_row, rows);
-  EncodeRows(params, obs, rows, first_row);
-  CoreRows(params, rows, first_row, state, next_state);
+  // Values only, with a cell per branch: the policy's cell is not stepped.
+  const size_t first_cell = !with_policy && cells_.size() == 2 ? 1 : 0;
+  EncodeRows(params, obs, rows, first_row, first_cell);
+  CoreRows(params, rows, first_row, state, next_state, first_cell);
   HeadRows(params, obs, rows, first_row, with_policy);
 }
 
@@ -659,6 +661,8 @@ void DenseActorCritic<T>::StateAfter(int64_t row, T* out) const {
   ASYNCRL_CHECK_LT(row, rows_);
   for (size_t c = 0; c < cells_.size(); ++c) {
     const int64_t h = layout_.lstm[c].hidden;
+    // A values-only Step leaves the policy cell's rows unstepped.
+    ASYNCRL_CHECK_LE((row + 1) * h, static_cast<int64_t>(cells_[c].h.size()));
     T* dst = out + 2 * h * static_cast<int64_t>(c);
     std::copy_n(cells_[c].h.data() + row * h, h, dst);
     std::copy_n(cells_[c].c.data() + row * h, h, dst + h);
@@ -667,9 +671,10 @@ void DenseActorCritic<T>::StateAfter(int64_t row, T* out) const {
 
 template <typename T>
 void DenseActorCritic<T>::EncodeRows(const T* params, const T* obs,
-                                     int64_t rows, int64_t first_row) {
+                                     int64_t rows, int64_t first_row,
+                                     size_t first_cell) {
   if (layout_.has_trunk()) ForwardTrunk(params, obs, rows, first_row);
-  for (size_t c = 0; c < cells_.size(); ++c) {
+  for (size_t c = first_cell; c < cells_.size(); ++c) {
     const DenseLayout::Lstm& lstm = layout_.lstm[c];
     CellRows& cell = cells_[c];
     const int64_t gates = 4 * lstm.hidden;
@@ -695,11 +700,11 @@ void DenseActorCritic<T>::EncodeRows(const T* params, const T* obs,
 template <typename T>
 void DenseActorCritic<T>::CoreRows(const T* params, int64_t rows,
                                    int64_t first_row, const T* state,
-                                   T* next_state) {
+                                   T* next_state, size_t first_cell) {
   const int64_t size = layout_.state_size();
   // The states before the step, kept (and copied before any is
   // overwritten: next_state may be state).
-  for (size_t c = 0; c < cells_.size(); ++c) {
+  for (size_t c = first_cell; c < cells_.size(); ++c) {
     const int64_t h2 = 2 * layout_.lstm[c].hidden;
     std::vector<T>& prev = cells_[c].prev;
     prev.resize(static_cast<size_t>((first_row + rows) * h2));
@@ -708,7 +713,7 @@ void DenseActorCritic<T>::CoreRows(const T* params, int64_t rows,
                   prev.data() + (first_row + r) * h2);
     }
   }
-  for (size_t c = 0; c < cells_.size(); ++c) {
+  for (size_t c = first_cell; c < cells_.size(); ++c) {
     const DenseLayout::Lstm& lstm = layout_.lstm[c];
     CellRows& cell = cells_[c];
     const int64_t h = lstm.hidden;

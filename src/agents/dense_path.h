@@ -158,6 +158,9 @@ class DenseActorCritic {
   // Recurrent models (layout().recurrent()). One step of `rows` sequences
   // from their states `state` ([rows, state_size()]); the states after it
   // go to `next_state` (which may be `state`). Rows kept as Forward's.
+  // `with_policy` false with a cell per branch steps the value's cell only:
+  // the policy cell's part of next_state is left as it was and its rows
+  // from first_row are not kept (StateAfter refuses them).
   void Step(const T* params, const T* obs, int64_t rows, int64_t first_row,
             const T* state, T* next_state, bool with_policy = true);
   // A rollout of `steps` steps of `batch` sequences (rows step-major, as
@@ -257,12 +260,13 @@ class DenseActorCritic {
   // Rows [first_row, first_row + rows) become the last kept.
   void KeepRows(int64_t first_row, int64_t rows);
   // The trunk, and the LSTM cells' encoders and input shares of their gates
-  // (x W_ih^T + b_ih + b_hh), for the rows.
+  // (x W_ih^T + b_ih + b_hh), for the rows; cells from `first_cell` on.
   void EncodeRows(const T* params, const T* obs, int64_t rows,
-                  int64_t first_row);
-  // One LSTM step of the rows from `state`, into `next_state`.
+                  int64_t first_row, size_t first_cell = 0);
+  // One LSTM step of the rows from `state`, into `next_state`; cells from
+  // `first_cell` on.
   void CoreRows(const T* params, int64_t rows, int64_t first_row,
-                const T* state, T* next_state);
+                const T* state, T* next_state, size_t first_cell = 0);
   // pi and v over the rows' head inputs; the policy's masking or squashing.
   void HeadRows(const T* params, const T* obs, int64_t rows, int64_t first_row,
                 bool with_policy);
