@@ -984,11 +984,21 @@ void DenseActorCritic<T>::GatesThroughTime(const T* params, size_t c,
         carry_c[j] = dc * f;
       }
     }
-    // d h_prev = d gates W_hh, for the step before.
+    // d h_prev = d gates W_hh, for the step before: in column blocks of
+    // d h_prev whose products stay within OpenBLAS's small-matrix limit
+    // (m n k <= 1e6 for its SkylakeX kernel, which then skips packing W_hh
+    // for every step): 16 sequences x 512 gates x 128 is 1.05e6, so two
+    // blocks of 64.
     if (s > 0) {
-      Gemm(false, false, k, h, gates, cell.d_gates.data() + s * k * gates,
-           gates, params + layout_.lstm[c].weight_hh, h, /*accumulate=*/false,
-           carry_h_.data(), h);
+      constexpr int64_t kSmallProduct = 1000000;
+      int64_t block = h;
+      while (block > 8 && k * block * gates > kSmallProduct) block /= 2;
+      for (int64_t j = 0; j < h; j += block) {
+        Gemm(false, false, k, std::min(block, h - j), gates,
+             cell.d_gates.data() + s * k * gates, gates,
+             params + layout_.lstm[c].weight_hh + j, h, /*accumulate=*/false,
+             carry_h_.data() + j, h);
+      }
     }
   }
 }
