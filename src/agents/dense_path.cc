@@ -959,6 +959,13 @@ void DenseActorCritic<T>::GatesThroughTime(const T* params, size_t c,
   // processed, per sequence.
   carry_h_.assign(static_cast<size_t>(k * h), T{0});
   carry_c_.assign(static_cast<size_t>(k * h), T{0});
+  // d h_prev = d gates W_hh (below, per step) in column blocks of d h_prev
+  // whose products stay within OpenBLAS's small-matrix limit (m n k <= 1e6
+  // for its SkylakeX kernel, which then skips packing W_hh for every step):
+  // 16 sequences x 512 gates x 128 is 1.05e6, so two blocks of 64.
+  constexpr int64_t kSmallProduct = 1000000;
+  int64_t block = h;
+  while (block > 8 && k * block * gates > kSmallProduct) block /= 2;
   for (int64_t s = steps; s-- > 0;) {
     for (int64_t b = 0; b < k; ++b) {
       const int64_t r = s * k + b;
@@ -984,15 +991,8 @@ void DenseActorCritic<T>::GatesThroughTime(const T* params, size_t c,
         carry_c[j] = dc * f;
       }
     }
-    // d h_prev = d gates W_hh, for the step before: in column blocks of
-    // d h_prev whose products stay within OpenBLAS's small-matrix limit
-    // (m n k <= 1e6 for its SkylakeX kernel, which then skips packing W_hh
-    // for every step): 16 sequences x 512 gates x 128 is 1.05e6, so two
-    // blocks of 64.
+    // d h_prev = d gates W_hh, for the step before, block by block.
     if (s > 0) {
-      constexpr int64_t kSmallProduct = 1000000;
-      int64_t block = h;
-      while (block > 8 && k * block * gates > kSmallProduct) block /= 2;
       for (int64_t j = 0; j < h; j += block) {
         Gemm(false, false, k, std::min(block, h - j), gates,
              cell.d_gates.data() + s * k * gates, gates,

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/experiments/curriculum/curriculum_extension.h"
@@ -416,19 +418,34 @@ TEST(CurriculumCheckTest, ACurriculumBuiltInCodeIsValidated) {
   EXPECT_THROW(c.Validate(), std::invalid_argument);
 }
 
+Sampler Uniform(double min, double max) {
+  Sampler s;
+  s.kind = Sampler::Kind::kUniform;
+  s.min = min;
+  s.max = max;
+  return s;
+}
+
+Sampler MultiRange(std::vector<std::pair<double, double>> intervals) {
+  Sampler s;
+  s.kind = Sampler::Kind::kMultiRangeUniform;
+  s.intervals = std::move(intervals);
+  return s;
+}
+
+Sampler Gaussian(double mean, double stdev) {
+  Sampler s;
+  s.kind = Sampler::Kind::kGaussian;
+  s.mean = mean;
+  s.stdev = stdev;
+  return s;
+}
+
 TEST(SamplerTest, DrawsStayInTheirSupportAndTheParameterRange) {
   std::mt19937_64 rng(1);
-  Sampler uniform;
-  uniform.kind = Sampler::Kind::kUniform;
-  uniform.min = 2;
-  uniform.max = 3;
-  Sampler multi;
-  multi.kind = Sampler::Kind::kMultiRangeUniform;
-  multi.intervals = {{0, 1}, {10, 13}};  // 1/4 and 3/4 of the draws.
-  Sampler gaussian;
-  gaussian.kind = Sampler::Kind::kGaussian;
-  gaussian.mean = 0;
-  gaussian.stdev = 10;
+  const Sampler uniform = Uniform(2, 3);
+  Sampler multi = MultiRange({{0, 1}, {10, 13}});  // 1/4 and 3/4 of draws.
+  Sampler gaussian = Gaussian(0, 10);
   double sum = 0;
   int in_second = 0;
   int clamped = 0;
@@ -471,17 +488,9 @@ CompletionCriteria Reward(double threshold, int64_t min_length,
 // and the reported mean is the whole numbers'.
 TEST(SamplerTest, WholeNumberDrawsAreEachEquallyLikely) {
   std::mt19937_64 rng(2);
-  Sampler uniform;
-  uniform.kind = Sampler::Kind::kUniform;
-  uniform.min = 2;
-  uniform.max = 4;
-  Sampler multi;
-  multi.kind = Sampler::Kind::kMultiRangeUniform;
-  multi.intervals = {{1, 1}, {4, 5}};  // 1, 4 and 5: a third each.
-  Sampler gaussian;
-  gaussian.kind = Sampler::Kind::kGaussian;
-  gaussian.mean = 2.5;
-  gaussian.stdev = 3;
+  const Sampler uniform = Uniform(2, 4);
+  Sampler multi = MultiRange({{1, 1}, {4, 5}});  // 1, 4 and 5: a third each.
+  const Sampler gaussian = Gaussian(2.5, 3);
   constexpr int kDraws = 30000;
   std::map<double, int> u_counts, m_counts, g_counts;
   for (int i = 0; i < kDraws; ++i) {

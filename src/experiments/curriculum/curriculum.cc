@@ -15,6 +15,13 @@
 
 namespace asyncrl {
 
+const EnvParameter* DeclaredParameter(const Env& env, const std::string& name) {
+  for (const EnvParameter& e : env.Parameters()) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
 namespace {
 
 using WholeRun = std::pair<int64_t, int64_t>;  // first, last: inclusive.
@@ -243,13 +250,10 @@ int64_t Curriculum::BufferSize() const {
 
 void Curriculum::CheckAgainst(const Env& env) const {
   for (const ParameterSchedule& p : parameters) {
-    const EnvParameter* declared = nullptr;
-    std::vector<std::string> names;
-    for (const EnvParameter& e : env.Parameters()) {
-      names.push_back(e.name);
-      if (e.name == p.parameter) declared = &e;
-    }
+    const EnvParameter* declared = DeclaredParameter(env, p.parameter);
     if (declared == nullptr) {
+      std::vector<std::string> names;
+      for (const EnvParameter& e : env.Parameters()) names.push_back(e.name);
       throw std::invalid_argument(
           "parameter '" + p.parameter + "' is not one " + env.Name() +
           " declares; accepted: " +
@@ -261,8 +265,8 @@ void Curriculum::CheckAgainst(const Env& env) const {
             "parameter '" + p.parameter + "' lesson '" + l.name + "' value " +
             l.value.Describe() + " is invalid; accepted: whole numbers in [" +
             FormatValue(declared->min) + ", " + FormatValue(declared->max) +
-            "] (a constant, uniform or multirange_uniform bounds, or a "
-            "gaussian, whose draws are rounded)");
+            "] (a whole constant, uniform or multirange_uniform with whole "
+            "bounds, or a gaussian, whose draws are rounded)");
       }
       const auto [lo, hi] = l.value.Support();
       const bool gaussian = l.value.kind == Sampler::Kind::kGaussian;
@@ -390,19 +394,14 @@ void CurriculumRunner::Apply(Env& env) {
     const ParameterSchedule& p = curriculum_.parameters[i];
     const int32_t lesson = std::clamp<int32_t>(
         block_.lesson[i].load(), 0, static_cast<int32_t>(p.lessons.size()) - 1);
-    double low = -HUGE_VAL, high = HUGE_VAL;
-    bool whole = false;
-    for (const EnvParameter& e : env.Parameters()) {
-      if (e.name == p.parameter) {
-        low = e.min;
-        high = e.max;
-        whole = e.integer;
-      }
-    }
+    const EnvParameter* declared = DeclaredParameter(env, p.parameter);
     auto& seeded = seeded_[i][static_cast<size_t>(lesson)];
-    env.SetParameter(p.parameter,
-                     p.lessons[static_cast<size_t>(lesson)].value.Draw(
-                         seeded ? *seeded : rng_, low, high, whole));
+    env.SetParameter(
+        p.parameter,
+        p.lessons[static_cast<size_t>(lesson)].value.Draw(
+            seeded ? *seeded : rng_, declared ? declared->min : -HUGE_VAL,
+            declared ? declared->max : HUGE_VAL,
+            declared && declared->integer));
   }
 }
 

@@ -55,6 +55,9 @@
 
 namespace asyncrl {
 
+// The parameter `name` as `env` declares it; null if it declares none.
+const EnvParameter* DeclaredParameter(const Env& env, const std::string& name);
+
 // A malformed curriculum file: what() is one line, "FILE:LINE: what is
 // wrong" (LINE 1-based).
 class CurriculumError : public std::runtime_error {

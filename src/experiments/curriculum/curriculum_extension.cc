@@ -63,11 +63,8 @@ void CurriculumExtension::Configure(const TrainOptions& options, Env& env) {
   steps_ = options.steps;
   whole_.clear();
   for (const ParameterSchedule& p : curriculum_->parameters) {
-    bool whole = false;
-    for (const EnvParameter& e : env.Parameters()) {
-      if (e.name == p.parameter) whole = e.integer;
-    }
-    whole_.push_back(whole);
+    const EnvParameter* declared = DeclaredParameter(env, p.parameter);
+    whole_.push_back(declared != nullptr && declared->integer);
   }
   reward_scale_ = options.reward_scale;
   seed_ = options.seed;
