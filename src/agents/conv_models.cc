@@ -33,18 +33,28 @@ void RequireImage(const std::string& arch, const Space& observation_space,
   }
 }
 
-Trunk MinAtarTrunk(const Space& observation_space) {
+Trunk MinAtarTrunk(const Space& observation_space, int64_t channels,
+                   const std::vector<int64_t>& widths) {
   RequireImage("minatar-conv", observation_space, 3);
+  if (channels < 1 || widths.empty()) {
+    throw std::invalid_argument(
+        "MinAtarTrunk: needs channels >= 1 and at least one width");
+  }
   const int64_t c = observation_space.shape[0];
   const int64_t h = ConvOut(observation_space.shape[1], 3, 1);
   const int64_t w = ConvOut(observation_space.shape[2], 3, 1);
   Trunk trunk;
-  trunk.features = 128;
   trunk.net = torch::nn::Sequential(
       AsImages(observation_space),
-      torch::nn::Conv2d(torch::nn::Conv2dOptions(c, 16, 3)), torch::nn::ReLU(),
-      torch::nn::Flatten(), torch::nn::Linear(16 * h * w, trunk.features),
-      torch::nn::ReLU());
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(c, channels, 3)),
+      torch::nn::ReLU(), torch::nn::Flatten());
+  int64_t in = channels * h * w;
+  for (const int64_t width : widths) {
+    trunk.net->push_back(torch::nn::Linear(in, width));
+    trunk.net->push_back(torch::nn::ReLU());
+    in = width;
+  }
+  trunk.features = in;
   return trunk;
 }
 

@@ -71,8 +71,11 @@ struct Trunk {
 
 // MinAtar's baseline body (Young & Tian, 2019): a 3x3 convolution with 16
 // channels (stride 1, no padding), ReLU, a 128-unit fully connected layer,
-// ReLU. Needs [C, H, W] observations with H, W >= 3.
-Trunk MinAtarTrunk(const Space& observation_space);
+// ReLU; `channels` and the fully connected layers' `widths` (each followed
+// by a ReLU) make it wider or deeper. Needs [C, H, W] observations with H,
+// W >= 3.
+Trunk MinAtarTrunk(const Space& observation_space, int64_t channels = 16,
+                   const std::vector<int64_t>& widths = {128});
 
 // The reference's Atari body (Mnih et al., 2016): inputs scaled by 1/255,
 // conv 16x8x8 stride 4, conv 32x4x4 stride 2, a 256-unit fully connected

@@ -1,5 +1,6 @@
 #include "asyncrl/agents/models.h"
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -26,6 +27,23 @@ constexpr int64_t kMaxHiddenWidth = 4096;
 constexpr size_t kMaxHiddenLayers = 8;
 const char* const kHiddenSizesAccepted =
     "auto, or 1 to 8 comma-separated widths from 1 to 4096, e.g. 64,64";
+// --conv-channels: at most 256 channels (MinAtar's 8x8 maps: 16,384 inputs
+// to the first fully connected layer per 128 of its width, 2M parameters).
+const char* const kConvChannelsAccepted =
+    "auto, or a whole number from 1 to 256";
+
+// "32" -> 32; throws InvalidOption.
+int64_t ParseConvChannels(const std::string& text) {
+  if (text.empty() || text.size() > 3 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    throw InvalidOption("conv_channels", text, kConvChannelsAccepted);
+  }
+  const int64_t channels = std::stoll(text);
+  if (channels < 1 || channels > NetworkOptions::kMaxConvChannels) {
+    throw InvalidOption("conv_channels", text, kConvChannelsAccepted);
+  }
+  return channels;
+}
 
 // "64,64" -> {64, 64}; throws InvalidOption.
 std::vector<int64_t> ParseHiddenSizes(const std::string& text) {
@@ -89,6 +107,13 @@ int64_t ObsSize(const Space& observation_space) {
   return observation_space.FlatSize();
 }
 
+// MinAtar's body shaped by --conv-channels and --hidden-sizes.
+Trunk MinAtarTrunkOf(const Space& observation_space,
+                     const NetworkOptions& network) {
+  return MinAtarTrunk(observation_space, network.ConvChannels(16),
+                      network.Hidden({128}));
+}
+
 template <typename Model>
 std::shared_ptr<ActorCriticModel> Share(Model model) {
   return std::static_pointer_cast<ActorCriticModel>(model.ptr());
@@ -100,13 +125,19 @@ FlagSpecs NetworkOptions::Flags() {
   return {
       {"hidden-sizes",
        "hidden layers of fc-softmax and fc-gaussian, each of the policy's "
-       "and the value's network: comma-separated widths (e.g. 64,64), or "
-       "auto (fc-softmax 200,200; fc-gaussian 64,64)",
+       "and the value's network, or the fully connected layers after "
+       "minatar-conv's convolution (and minatar-conv-lstm's): "
+       "comma-separated widths (e.g. 64,64), or auto (fc-softmax 200,200; "
+       "fc-gaussian 64,64; minatar-conv 128)",
        &hidden_sizes},
       {"activation",
        "hidden activation of fc-softmax and fc-gaussian: relu, tanh, or "
        "auto (fc-softmax relu; fc-gaussian tanh)",
        &activation},
+      {"conv-channels",
+       "channels of the 3x3 convolution of minatar-conv and "
+       "minatar-conv-lstm, 1 to 256, or auto (16, the MinAtar paper's)",
+       &conv_channels},
   };
 }
 
@@ -115,14 +146,21 @@ void NetworkOptions::Validate() const {
   if (activation != "auto" && activation != "relu" && activation != "tanh") {
     throw InvalidOption("activation", activation, "auto, relu, tanh");
   }
+  if (conv_channels != "auto") ParseConvChannels(conv_channels);
 }
 
-void NetworkOptions::RequireAuto(const std::string& reason) const {
-  if (hidden_sizes != "auto") {
-    throw InvalidOption("hidden_sizes", hidden_sizes, "auto (" + reason + ")");
-  }
-  if (activation != "auto") {
-    throw InvalidOption("activation", activation, "auto (" + reason + ")");
+void NetworkOptions::RequireAuto(const std::string& reason,
+                                 const std::vector<std::string>& taken) const {
+  const std::pair<const char*, const std::string*> fields[] = {
+      {"hidden_sizes", &hidden_sizes},
+      {"activation", &activation},
+      {"conv_channels", &conv_channels}};
+  for (const auto& [field, value] : fields) {
+    if (*value == "auto" ||
+        std::find(taken.begin(), taken.end(), field) != taken.end()) {
+      continue;
+    }
+    throw InvalidOption(field, *value, "auto (" + reason + ")");
   }
 }
 
@@ -133,6 +171,10 @@ std::vector<int64_t> NetworkOptions::Hidden(
 
 bool NetworkOptions::Tanh(bool fallback) const {
   return activation == "auto" ? fallback : activation == "tanh";
+}
+
+int64_t NetworkOptions::ConvChannels(int64_t fallback) const {
+  return conv_channels == "auto" ? fallback : ParseConvChannels(conv_channels);
 }
 
 std::string AutoArch(const Space& observation_space,
@@ -300,11 +342,22 @@ std::shared_ptr<ActorCriticModel> ModelRegistry::Make(
         " action space; the environment's is " + action_space.ToString());
   }
   network.Validate();
-  if (!it->second.shaped) {
-    network.RequireAuto("arch " + resolved +
-                        " has a fixed shape; fc-softmax and fc-gaussian take "
-                        "one");
+  const std::vector<std::string>& shape = it->second.shape;
+  std::string reason = "arch " + resolved;
+  if (shape.empty()) {
+    reason +=
+        " has a fixed shape; fc-softmax and fc-gaussian take --hidden-sizes "
+        "and --activation, minatar-conv and minatar-conv-lstm --hidden-sizes "
+        "and --conv-channels";
+  } else {
+    reason += " takes only";
+    for (const std::string& field : shape) {
+      std::string flag = field;
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      reason += (&field == &shape.front() ? " --" : " and --") + flag;
+    }
   }
+  network.RequireAuto(reason, shape);
   return it->second.factory(observation_space, action_space, network);
 }
 
@@ -316,49 +369,58 @@ void RegisterBuiltinModels(ModelRegistry& registry) {
                                            network.Hidden({200, 200}),
                                            network.Tanh(false)));
        },
-       true, true});
+       true,
+       {"hidden_sizes", "activation"}});
   registry.Register(
       "fc-gaussian",
       {[](const Space& obs, const Space& act, const NetworkOptions& network) {
          return Share(FcGaussianActorCritic(
              ObsSize(obs), act, network.Hidden({64, 64}), network.Tanh(true)));
        },
-       false, true});
+       false,
+       {"hidden_sizes", "activation"}});
   registry.Register(
       "minatar-conv",
-      {[](const Space& obs, const Space& act, const NetworkOptions&) {
-         return Share(TrunkActorCritic(MinAtarTrunk(obs), act.n));
+      {[](const Space& obs, const Space& act, const NetworkOptions& network) {
+         return Share(TrunkActorCritic(MinAtarTrunkOf(obs, network), act.n));
        },
-       true});
+       true,
+       {"hidden_sizes", "conv_channels"}});
   registry.Register(
       "atari-conv",
       {[](const Space& obs, const Space& act, const NetworkOptions&) {
          return Share(TrunkActorCritic(AtariTrunk(obs), act.n));
        },
-       true});
+       true,
+       {}});
   registry.Register(
       "board-conv",
       {[](const Space& obs, const Space& act, const NetworkOptions&) {
          return Share(TrunkActorCritic(BoardTrunk(obs), act.n));
        },
-       true});
+       true,
+       {}});
   // LSTM variants: the conv trunks feed an LSTM of the trunk's width; the
   // fully connected ones are the reference's LSTMGaussian layout (per branch
   // Linear(obs, 200) -> ReLU -> LSTM(200, 128)) and its softmax twin.
   registry.Register(
       "minatar-conv-lstm",
-      {[](const Space& obs, const Space& act, const NetworkOptions&) {
+      {[](const Space& obs, const Space& act, const NetworkOptions& network) {
+         Trunk trunk = MinAtarTrunkOf(obs, network);
+         const int64_t width = trunk.features;
          return Share(
-             LstmActorCritic(std::vector<Trunk>{MinAtarTrunk(obs)}, 128, act));
+             LstmActorCritic(std::vector<Trunk>{std::move(trunk)}, width, act));
        },
-       true});
+       true,
+       {"hidden_sizes", "conv_channels"}});
   registry.Register(
       "atari-conv-lstm",
       {[](const Space& obs, const Space& act, const NetworkOptions&) {
          return Share(
              LstmActorCritic(std::vector<Trunk>{AtariTrunk(obs)}, 256, act));
        },
-       true});
+       true,
+       {}});
   for (const bool discrete : {true, false}) {
     registry.Register(
         discrete ? "fc-softmax-lstm" : "fc-gaussian-lstm",
@@ -367,7 +429,8 @@ void RegisterBuiltinModels(ModelRegistry& registry) {
                std::vector<Trunk>{FcTrunk(obs, 200), FcTrunk(obs, 200)}, 128,
                act));
          },
-         discrete});
+         discrete,
+         {}});
   }
 }
 

@@ -227,24 +227,35 @@ class FcGaussianActorCriticImpl : public ActorCriticModel {
 };
 TORCH_MODULE(FcGaussianActorCritic);
 
-// The shape of the fully connected networks (fc-softmax, fc-gaussian):
-// their hidden layers' widths and activation, "auto" for the arch's own
-// (fc-softmax 200, 200 with ReLU; fc-gaussian 64, 64 with tanh). Other
-// archs have a fixed shape and refuse anything but "auto".
+// The shape of the networks that take one: the fully connected ones
+// (fc-softmax, fc-gaussian: their hidden layers' widths and activation)
+// and MinAtar's convolutional ones (minatar-conv, minatar-conv-lstm: the
+// convolution's channels and the widths of the fully connected layers
+// after it). "auto" is the arch's own: fc-softmax 200, 200 with ReLU;
+// fc-gaussian 64, 64 with tanh; minatar-conv 16 channels and 128 (the
+// MinAtar paper's). Other archs have a fixed shape and refuse anything but
+// "auto".
 struct NetworkOptions {
-  std::string hidden_sizes = "auto";  // "auto" or widths, e.g. "64,64".
-  std::string activation = "auto";    // auto, relu, tanh.
+  std::string hidden_sizes = "auto";   // "auto" or widths, e.g. "64,64".
+  std::string activation = "auto";     // auto, relu, tanh.
+  std::string conv_channels = "auto";  // "auto" or 1 to kMaxConvChannels.
+
+  static constexpr int64_t kMaxConvChannels = 256;
 
   FlagSpecs Flags();
   // Throws InvalidOption (misc/validate.h) naming the field.
   void Validate() const;
-  // Throws InvalidOption for the first option that is not "auto", accepted
-  // "auto (<reason>)".
-  void RequireAuto(const std::string& reason) const;
+  // Throws InvalidOption for the first option that is not "auto" and whose
+  // field (hidden_sizes, activation, conv_channels) is not in `taken`,
+  // accepted "auto (<reason>)".
+  void RequireAuto(const std::string& reason,
+                   const std::vector<std::string>& taken = {}) const;
   // The widths, or `fallback` for "auto".
   std::vector<int64_t> Hidden(std::vector<int64_t> fallback) const;
   // Whether the hidden layers use tanh; `fallback` for "auto".
   bool Tanh(bool fallback) const;
+  // The convolution's channels, or `fallback` for "auto".
+  int64_t ConvChannels(int64_t fallback) const;
 };
 
 // Name-to-factory registry of models; "auto" resolves with AutoArch.
@@ -256,9 +267,9 @@ class ModelRegistry {
   struct Entry {
     Factory factory;
     bool discrete_actions;  // Which action spaces it accepts.
-    // Whether the factory reads NetworkOptions; an arch that does not is
-    // refused any but the "auto" shape.
-    bool shaped = false;
+    // The NetworkOptions fields the factory reads (hidden_sizes,
+    // activation, conv_channels); the others are refused any but "auto".
+    std::vector<std::string> shape;
   };
 
   void Register(const std::string& name, Entry entry);

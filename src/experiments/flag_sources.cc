@@ -134,8 +134,8 @@ void StoreDemoOptions(po::variables_map& vm,
   }
   std::vector<std::string> tokens;
   for (const char* key :
-       {"env", "arch", "hidden-sizes", "activation", "max-episode-len",
-        "scale-observations", "normalize-observations",
+       {"env", "arch", "hidden-sizes", "activation", "conv-channels",
+        "max-episode-len", "scale-observations", "normalize-observations",
         "normalize-observations-clip", "algorithm", "optimizer"}) {
     const auto it = checkpoint.metadata().config().find(key);
     if (it == checkpoint.metadata().config().end()) continue;

@@ -108,6 +108,7 @@ const std::set<std::string> kBreaking = {"env",
                                          "arch",
                                          "hidden-sizes",
                                          "activation",
+                                         "conv-channels",
                                          "scale-observations",
                                          "normalize-observations",
                                          "normalize-observations-clip",
@@ -714,9 +715,10 @@ std::optional<std::string> NetworkSignature(const std::string& arch,
   }
 }
 
-// Whether the resumed run's recorded --hidden-sizes and --activation and
-// this run's build the same network (auto and the arch's own widths,
-// 016,8 and 16,8: the text differs, the network does not).
+// Whether the resumed run's recorded --hidden-sizes, --activation and
+// --conv-channels and this run's build the same network (auto and the
+// arch's own widths, 016,8 and 16,8: the text differs, the network does
+// not).
 bool SameNetworkAsResumed(const Env& env, const RunFlags& f) {
   auto saved = [&f](const char* key) {
     const auto it = f.resume_saved.find(key);
@@ -725,6 +727,7 @@ bool SameNetworkAsResumed(const Env& env, const RunFlags& f) {
   NetworkOptions before;
   before.hidden_sizes = saved("hidden-sizes");
   before.activation = saved("activation");
+  before.conv_channels = saved("conv-channels");
   const std::string& arch = f.resolved.at("arch");
   const std::optional<std::string> a = NetworkSignature(arch, before, env);
   const std::optional<std::string> b = NetworkSignature(arch, f.network, env);
@@ -742,8 +745,9 @@ void CheckResume(const po::variables_map& vm, const std::string& auto_arch,
     if (key == "arch" && before == "auto") before = auto_arch;
     const std::string& now = f.resolved[key];
     if (before == now) continue;
-    if ((key == "hidden-sizes" || key == "activation") && context.a3c_agent &&
-        SameNetworkAsResumed(env, f)) {
+    if ((key == "hidden-sizes" || key == "activation" ||
+         key == "conv-channels") &&
+        context.a3c_agent && SameNetworkAsResumed(env, f)) {
       continue;
     }
     if (kBreaking.count(key)) {

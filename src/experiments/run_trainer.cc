@@ -182,6 +182,7 @@ class TrainerRun {
                     {"arch", custom_agent_ ? "custom" : f_.arch},
                     {"hidden-sizes", f_.network.hidden_sizes},
                     {"activation", f_.network.activation},
+                    {"conv-channels", f_.network.conv_channels},
                     {"algorithm", f_.algorithm},
                     {"checkpoint", f_.train.load},
                     {"asyncrl_version", kVersion}};

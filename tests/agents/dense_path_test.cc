@@ -39,6 +39,9 @@ struct ArchCase {
   // The fc archs' hidden activation (--activation): auto (fc-softmax relu,
   // fc-gaussian tanh), relu or tanh.
   std::string activation = "auto";
+  // minatar-conv's and minatar-conv-lstm's --conv-channels; their
+  // --hidden-sizes is `hidden` (empty: auto).
+  std::string conv_channels = "auto";
 };
 
 // The observation space of a registered arch's case: flat when it has no
@@ -70,7 +73,15 @@ std::shared_ptr<ActorCriticModel> MakeModel(const ArchCase& c) {
   torch::manual_seed(3);
   std::shared_ptr<ActorCriticModel> model;
   if (!c.arch.empty()) {
-    model = DefaultModelRegistry().Make(c.arch, ImageSpace(c), ActionSpace(c));
+    NetworkOptions network;
+    network.conv_channels = c.conv_channels;
+    for (const int64_t width : c.hidden) {
+      network.hidden_sizes =
+          (network.hidden_sizes == "auto" ? "" : network.hidden_sizes + ",") +
+          std::to_string(width);
+    }
+    model = DefaultModelRegistry().Make(c.arch, ImageSpace(c), ActionSpace(c),
+                                        network);
   } else {
     NetworkOptions network;
     network.activation = c.activation;
@@ -370,6 +381,18 @@ INSTANTIATE_TEST_SUITE_P(
         // MinAtar Breakout's [4, 10, 10] frames.
         ArchCase{
             "minatar_conv", false, 400, 3, {}, "minatar-conv", {4, 10, 10}},
+        // --conv-channels 5 --hidden-sizes 24,12: two fully connected
+        // layers after the convolution.
+        ArchCase{"minatar_conv_shaped",
+                 false,
+                 4 * 6 * 5,
+                 3,
+                 {24, 12},
+                 "minatar-conv",
+                 {4, 6, 5},
+                 0,
+                 "auto",
+                 "5"},
         // Two strided convolutions, inputs scaled by 1/255.
         ArchCase{
             "atari_conv", false, 2 * 28 * 29, 4, {}, "atari-conv", {2, 28, 29}},
@@ -614,6 +637,17 @@ INSTANTIATE_TEST_SUITE_P(
                  {},
                  "minatar-conv-lstm",
                  {4, 5, 5}},
+        // --conv-channels 6 --hidden-sizes 20: an LSTM of 20 units.
+        ArchCase{"minatar_conv_lstm_shaped",
+                 false,
+                 4 * 5 * 5,
+                 3,
+                 {20},
+                 "minatar-conv-lstm",
+                 {4, 5, 5},
+                 0,
+                 "auto",
+                 "6"},
         ArchCase{"atari_conv_lstm",
                  false,
                  2 * 28 * 29,

@@ -145,26 +145,118 @@ TEST_F(ModelsTest, NetworkOptionsRefuseWhatCannotBeBuilt) {
     EXPECT_EQ(e.accepted(), "auto, relu, tanh");
   }
 
+  for (const std::string bad :
+       {"", "0", "257", "1000", "-1", "a", " 8", "8 ", "1e2", "16,16"}) {
+    SCOPED_TRACE("conv_channels '" + bad + "'");
+    NetworkOptions network;
+    network.conv_channels = bad;
+    try {
+      network.Validate();
+      ADD_FAILURE() << "accepted";
+    } catch (const InvalidOption& e) {
+      EXPECT_EQ(e.field(), "conv_channels");
+      EXPECT_EQ(e.value(), bad);
+      EXPECT_EQ(e.accepted(), "auto, or a whole number from 1 to 256");
+    }
+  }
+  NetworkOptions widest;
+  widest.conv_channels = "256";
+  EXPECT_NO_THROW(widest.Validate());
+
+  // Each arch refuses the options it does not read, saying which it reads.
   const Space minatar = MakeEnv("MinAtar/Breakout")->ObservationSpace();
-  for (const std::string arch : {"minatar-conv", "minatar-conv-lstm"}) {
-    for (const bool sizes : {true, false}) {
-      SCOPED_TRACE(arch + (sizes ? " hidden_sizes" : " activation"));
-      NetworkOptions network;
-      (sizes ? network.hidden_sizes : network.activation) =
-          sizes ? "64" : "tanh";
-      try {
-        DefaultModelRegistry().Make(arch, minatar, discrete, network);
-        ADD_FAILURE() << "accepted";
-      } catch (const InvalidOption& e) {
-        EXPECT_EQ(e.field(), sizes ? "hidden_sizes" : "activation");
-        EXPECT_NE(
-            e.accepted().find("auto (arch " + arch + " has a fixed shape"),
-            std::string::npos)
-            << e.what();
-      }
+  const Space atari = Space::Box({4, 84, 84}, 0.0f, 255.0f);
+  struct Refused {
+    std::string arch;
+    std::string field;
+    std::string reason;
+  };
+  for (const Refused& c : std::vector<Refused>{
+           {"minatar-conv", "activation",
+            "auto (arch minatar-conv takes only --hidden-sizes and "
+            "--conv-channels)"},
+           {"minatar-conv-lstm", "activation",
+            "auto (arch minatar-conv-lstm takes only --hidden-sizes and "
+            "--conv-channels)"},
+           {"fc-softmax", "conv_channels",
+            "auto (arch fc-softmax takes only --hidden-sizes and "
+            "--activation)"},
+           {"atari-conv", "conv_channels",
+            "auto (arch atari-conv has a fixed shape"},
+           {"atari-conv", "hidden_sizes",
+            "auto (arch atari-conv has a fixed shape"},
+           {"fc-softmax-lstm", "hidden_sizes",
+            "auto (arch fc-softmax-lstm has a fixed shape"}}) {
+    SCOPED_TRACE(c.arch + " " + c.field);
+    NetworkOptions network;
+    (c.field == "activation"      ? network.activation
+     : c.field == "conv_channels" ? network.conv_channels
+                                  : network.hidden_sizes) =
+        c.field == "activation" ? "tanh" : "32";
+    const Space& obs = c.arch.rfind("minatar", 0) == 0 ? minatar
+                       : c.arch.rfind("atari", 0) == 0 ? atari
+                                                       : flat;
+    try {
+      DefaultModelRegistry().Make(c.arch, obs, discrete, network);
+      ADD_FAILURE() << "accepted";
+    } catch (const InvalidOption& e) {
+      EXPECT_EQ(e.field(), c.field);
+      EXPECT_EQ(e.accepted().rfind(c.reason, 0), 0u) << e.accepted();
     }
     EXPECT_NO_THROW(
-        DefaultModelRegistry().Make(arch, minatar, discrete, NetworkOptions{}));
+        DefaultModelRegistry().Make(c.arch, obs, discrete, NetworkOptions{}));
+  }
+}
+
+// --conv-channels and --hidden-sizes shape minatar-conv's convolution and
+// the fully connected layers after it (minatar-conv-lstm's LSTM takes the
+// last width); "auto" is the MinAtar paper's 16 channels and 128 units, and
+// the fast path describes every shape.
+TEST_F(ModelsTest, NetworkOptionsShapeTheMinAtarArchs) {
+  const Space minatar = MakeEnv("MinAtar/Breakout")->ObservationSpace();
+  const Space discrete = Space::Discrete(3);
+  const int64_t c_in = minatar.shape[0];
+  const int64_t maps = (minatar.shape[1] - 2) * (minatar.shape[2] - 2);
+  struct Case {
+    std::string arch;
+    std::string channels;
+    std::string sizes;
+    int64_t expect_channels;
+    std::vector<int64_t> expect_widths;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"minatar-conv", "auto", "auto", 16, {128}},
+                         {"minatar-conv", "32", "256", 32, {256}},
+                         {"minatar-conv", "8", "64,32", 8, {64, 32}},
+                         {"minatar-conv-lstm", "auto", "auto", 16, {128}},
+                         {"minatar-conv-lstm", "24", "96", 24, {96}}}) {
+    SCOPED_TRACE(c.arch + " " + c.channels + " " + c.sizes);
+    NetworkOptions network;
+    network.conv_channels = c.channels;
+    network.hidden_sizes = c.sizes;
+    auto model =
+        DefaultModelRegistry().Make(c.arch, minatar, discrete, network);
+    const std::optional<DenseDescription> d = model->Describe();
+    ASSERT_TRUE(d.has_value());
+    ASSERT_EQ(d->convs.size(), 1u);
+    EXPECT_EQ(d->convs[0].weight.sizes(),
+              torch::IntArrayRef({c.expect_channels, c_in, 3, 3}));
+    const bool recurrent = !d->lstm.empty();
+    const std::vector<DenseDescription::Layer>& trunk = d->trunk;
+    ASSERT_EQ(trunk.size(), c.expect_widths.size());
+    int64_t in = c.expect_channels * maps;
+    for (size_t i = 0; i < trunk.size(); ++i) {
+      EXPECT_EQ(trunk[i].weight.sizes(),
+                torch::IntArrayRef({c.expect_widths[i], in}));
+      in = c.expect_widths[i];
+    }
+    if (recurrent) {
+      ASSERT_EQ(d->lstm.size(), 1u);
+      EXPECT_EQ(d->lstm[0].weight_ih.sizes(), torch::IntArrayRef({4 * in, in}));
+      EXPECT_EQ(model->StateSize(), 2 * in);
+    }
+    EXPECT_EQ(d->v.back().weight.size(1), in);
+    EXPECT_EQ(d->pi.back().weight.size(0), 3);
   }
 }
 

@@ -704,7 +704,13 @@ TEST(TrainA3CTest, NetworkShapeIsRecordedFollowedAndGuarded) {
   for (const Refused& c : std::vector<Refused>{
            {"--env MinAtar/Breakout --activation tanh",
             "--activation=tanh is invalid; accepted: auto (arch minatar-conv "
-            "has a fixed shape"},
+            "takes only --hidden-sizes and --conv-channels)"},
+           {"--conv-channels 32",
+            "--conv-channels=32 is invalid; accepted: auto (arch fc-softmax "
+            "takes only --hidden-sizes and --activation)"},
+           {"--env MinAtar/Breakout --conv-channels 300",
+            "--conv-channels=300 is invalid; accepted: auto, or a whole "
+            "number from 1 to 256"},
            {"--arch fc-softmax-lstm --hidden-sizes 64",
             "--hidden-sizes=64 is invalid; accepted: auto (arch "
             "fc-softmax-lstm has a fixed shape"},
@@ -721,6 +727,55 @@ TEST(TrainA3CTest, NetworkShapeIsRecordedFollowedAndGuarded) {
     EXPECT_NE(r.output.find(c.message), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(out));
   }
+}
+
+// --conv-channels and --hidden-sizes shape minatar-conv: recorded in the
+// checkpoint, followed by --demo, a change refused on resume.
+TEST(TrainA3CTest, ConvShapeIsRecordedFollowedAndGuarded) {
+  TempDir dir("conv_shape");
+  const std::string common =
+      " --env MinAtar/Breakout --processes 1 --eval-n-runs 1 --quiet";
+  const ProcessRun run =
+      TrainA3C("--outdir " + dir.str() + common +
+               " --conv-channels 4 --hidden-sizes 8 --steps 500" +
+               " --eval-interval 0");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder = RunFolder(run);
+  EXPECT_EQ(RecordedOption(folder, "conv-channels"), "4");
+  EXPECT_EQ(RecordedOption(folder, "hidden-sizes"), "8");
+  const fs::path finish = folder / "500_finish";
+  const proto::Checkpoint checkpoint = LoadCheckpointDir(finish.string());
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& t : checkpoint.parameters()) {
+    shapes[t.name()] =
+        std::vector<int64_t>(t.shape().begin(), t.shape().end());
+  }
+  // Conv2d(4 planes, 4, 3) over 10x10, then Linear(4 * 8 * 8, 8).
+  EXPECT_EQ(shapes["trunk.1.weight"], (std::vector<int64_t>{4, 4, 3, 3}));
+  EXPECT_EQ(shapes["trunk.4.weight"], (std::vector<int64_t>{8, 256}));
+  // MinAtar's full action set: 6 actions.
+  EXPECT_EQ(shapes["pi.weight"], (std::vector<int64_t>{6, 8}));
+
+  const std::string demo =
+      "--demo --load " + finish.string() + " --eval-n-runs 2";
+  const ProcessRun recorded = TrainA3C(demo);
+  const ProcessRun given =
+      TrainA3C(demo + " --conv-channels 4 --hidden-sizes 8");
+  ASSERT_EQ(recorded.status, 0) << recorded.output;
+  EXPECT_EQ(recorded.output, given.output);
+
+  const ProcessRun changed = TrainA3C("--resume " + finish.string() +
+                                      " --conv-channels 8 --steps 1000");
+  EXPECT_EQ(changed.status, 2) << changed.output;
+  ASSERT_EQ(changed.Lines().size(), 1u) << changed.output;
+  EXPECT_NE(changed.output.find("--conv-channels=8 is invalid; accepted: 4, "
+                                "the resumed run's value"),
+            std::string::npos)
+      << changed.output;
+  const ProcessRun resumed =
+      TrainA3C("--resume " + finish.string() + " --steps 1000");
+  EXPECT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_TRUE(fs::exists(folder / "1000_finish"));
 }
 
 // --normalize-rewards: recorded, every training row's return merged once
