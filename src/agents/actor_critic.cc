@@ -517,7 +517,8 @@ void ActorCriticAgent::LoadFrom(const proto::Checkpoint& checkpoint) {
     throw std::runtime_error(
         "checkpoint holds " + std::to_string(checkpoint.parameters_size()) +
         " parameter tensors; this model has " + std::to_string(expected) +
-        " (different --arch, --hidden-sizes or environment?)");
+        " (different --arch, --hidden-sizes, --conv-channels or "
+        "environment?)");
   }
   // Read everything first so that a bad tensor leaves the shared state as it
   // was.

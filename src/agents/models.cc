@@ -341,7 +341,6 @@ std::shared_ptr<ActorCriticModel> ModelRegistry::Make(
         (it->second.discrete_actions ? "Discrete" : "Box") +
         " action space; the environment's is " + action_space.ToString());
   }
-  network.Validate();
   const std::vector<std::string>& shape = it->second.shape;
   std::string reason = "arch " + resolved;
   if (shape.empty()) {
@@ -357,7 +356,10 @@ std::shared_ptr<ActorCriticModel> ModelRegistry::Make(
       reason += (&field == &shape.front() ? " --" : " and --") + flag;
     }
   }
+  // The options the arch does not read first: a value refused there is
+  // refused as "auto" only, not as a number it could not take anyway.
   network.RequireAuto(reason, shape);
+  network.Validate();
   return it->second.factory(observation_space, action_space, network);
 }
 

@@ -277,8 +277,8 @@ class ModelRegistry {
   bool Contains(const std::string& name) const;
   // Throws std::invalid_argument listing the registered names when `name` is
   // unknown, or naming the action space it needs when it does not fit;
-  // InvalidOption when `network` is invalid or not "auto" for an arch of a
-  // fixed shape.
+  // InvalidOption when `network` sets an option the arch does not read
+  // (anything but "auto"), or a value it cannot build.
   std::shared_ptr<ActorCriticModel> Make(
       const std::string& name, const Space& observation_space,
       const Space& action_space, const NetworkOptions& network = {}) const;

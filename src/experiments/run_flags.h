@@ -57,7 +57,8 @@ struct RunFlags {
   // this host alone.
   DistOptions dist;
   std::string arch = "auto";
-  // --hidden-sizes, --activation: the shape of fc-softmax and fc-gaussian.
+  // --hidden-sizes, --activation, --conv-channels: the network's shape
+  // (agents/models.h's NetworkOptions).
   NetworkOptions network;
   std::string outdir = "results";
   double reward_scale_factor = 0.01;

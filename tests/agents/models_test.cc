@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+#include <vector>
+
 #include "asyncrl/agents/conv_models.h"
 #include "asyncrl/agents/recurrent_models.h"
 #include "asyncrl/agents/rollout.h"
@@ -205,6 +209,28 @@ TEST_F(ModelsTest, NetworkOptionsRefuseWhatCannotBeBuilt) {
     }
     EXPECT_NO_THROW(
         DefaultModelRegistry().Make(c.arch, obs, discrete, NetworkOptions{}));
+  }
+  // An option the arch does not read is refused as such, whatever its
+  // value; with one it reads beside it, the other is still refused.
+  NetworkOptions too_wide;
+  too_wide.conv_channels = "300";
+  NetworkOptions mixed;
+  mixed.hidden_sizes = "64";
+  mixed.activation = "tanh";
+  for (const auto& [arch, network, field] :
+       {std::tuple<std::string, NetworkOptions, std::string>{
+            "fc-softmax", too_wide, "conv_channels"},
+        {"minatar-conv", mixed, "activation"}}) {
+    SCOPED_TRACE(arch);
+    try {
+      DefaultModelRegistry().Make(arch, arch == "fc-softmax" ? flat : minatar,
+                                  discrete, network);
+      ADD_FAILURE() << "accepted";
+    } catch (const InvalidOption& e) {
+      EXPECT_EQ(e.field(), field);
+      EXPECT_EQ(e.accepted().rfind("auto (arch " + arch + " takes only", 0), 0u)
+          << e.accepted();
+    }
   }
 }
 
