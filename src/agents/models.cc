@@ -29,18 +29,16 @@ const char* const kHiddenSizesAccepted =
     "auto, or 1 to 8 comma-separated widths from 1 to 4096, e.g. 64,64";
 // --conv-channels: at most 256 channels (MinAtar's 8x8 maps: 16,384 inputs
 // to the first fully connected layer per 128 of its width, 2M parameters).
-const char* const kConvChannelsAccepted =
-    "auto, or a whole number from 1 to 256";
 
 // "32" -> 32; throws InvalidOption.
 int64_t ParseConvChannels(const std::string& text) {
-  if (text.empty() || text.size() > 3 ||
-      text.find_first_not_of("0123456789") != std::string::npos) {
-    throw InvalidOption("conv_channels", text, kConvChannelsAccepted);
-  }
-  const int64_t channels = std::stoll(text);
+  const bool digits = !text.empty() && text.size() <= 3 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  const int64_t channels = digits ? std::stoll(text) : 0;
   if (channels < 1 || channels > NetworkOptions::kMaxConvChannels) {
-    throw InvalidOption("conv_channels", text, kConvChannelsAccepted);
+    throw InvalidOption("conv_channels", text,
+                        "auto, or a whole number from 1 to " +
+                            std::to_string(NetworkOptions::kMaxConvChannels));
   }
   return channels;
 }
@@ -105,6 +103,18 @@ int64_t ObsSize(const Space& observation_space) {
         " is not supported; accepted: Box observations");
   }
   return observation_space.FlatSize();
+}
+
+// NetworkOptions fields as their flags: {"hidden_sizes", "activation"} ->
+// "--hidden-sizes and --activation".
+std::string ShapeFlags(const std::vector<std::string>& fields) {
+  std::string flags;
+  for (const std::string& field : fields) {
+    std::string flag = field;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    flags += (flags.empty() ? "--" : " and --") + flag;
+  }
+  return flags;
 }
 
 // MinAtar's body shaped by --conv-channels and --hidden-sizes.
@@ -344,17 +354,16 @@ std::shared_ptr<ActorCriticModel> ModelRegistry::Make(
   const std::vector<std::string>& shape = it->second.shape;
   std::string reason = "arch " + resolved;
   if (shape.empty()) {
-    reason +=
-        " has a fixed shape; fc-softmax and fc-gaussian take --hidden-sizes "
-        "and --activation, minatar-conv and minatar-conv-lstm --hidden-sizes "
-        "and --conv-channels";
-  } else {
-    reason += " takes only";
-    for (const std::string& field : shape) {
-      std::string flag = field;
-      std::replace(flag.begin(), flag.end(), '_', '-');
-      reason += (&field == &shape.front() ? " --" : " and --") + flag;
+    // Which archs take a shape, as registered.
+    std::vector<std::string> shaped;
+    for (const auto& [other, entry] : entries_) {
+      if (!entry.shape.empty()) {
+        shaped.push_back(other + " takes " + ShapeFlags(entry.shape));
+      }
     }
+    reason += " has a fixed shape; " + JoinNames(shaped);
+  } else {
+    reason += " takes only " + ShapeFlags(shape);
   }
   // The options the arch does not read first: a value refused there is
   // refused as "auto" only, not as a number it could not take anyway.

@@ -715,6 +715,15 @@ std::optional<std::string> NetworkSignature(const std::string& arch,
   }
 }
 
+// Whether `key` is one of NetworkOptions' flags (the network's shape).
+bool IsNetworkFlag(const std::string& key) {
+  NetworkOptions network;
+  for (const FlagSpec& spec : network.Flags()) {
+    if (spec.name == key) return true;
+  }
+  return false;
+}
+
 // Whether the resumed run's recorded --hidden-sizes, --activation and
 // --conv-channels and this run's build the same network (auto and the
 // arch's own widths, 016,8 and 16,8: the text differs, the network does
@@ -745,9 +754,8 @@ void CheckResume(const po::variables_map& vm, const std::string& auto_arch,
     if (key == "arch" && before == "auto") before = auto_arch;
     const std::string& now = f.resolved[key];
     if (before == now) continue;
-    if ((key == "hidden-sizes" || key == "activation" ||
-         key == "conv-channels") &&
-        context.a3c_agent && SameNetworkAsResumed(env, f)) {
+    if (IsNetworkFlag(key) && context.a3c_agent &&
+        SameNetworkAsResumed(env, f)) {
       continue;
     }
     if (kBreaking.count(key)) {

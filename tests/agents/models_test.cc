@@ -187,8 +187,13 @@ TEST_F(ModelsTest, NetworkOptionsRefuseWhatCannotBeBuilt) {
             "--activation)"},
            {"atari-conv", "conv_channels",
             "auto (arch atari-conv has a fixed shape"},
+           // The archs that take a shape, as registered.
            {"atari-conv", "hidden_sizes",
-            "auto (arch atari-conv has a fixed shape"},
+            "auto (arch atari-conv has a fixed shape; fc-gaussian takes "
+            "--hidden-sizes and --activation, fc-softmax takes --hidden-sizes "
+            "and --activation, minatar-conv takes --hidden-sizes and "
+            "--conv-channels, minatar-conv-lstm takes --hidden-sizes and "
+            "--conv-channels)"},
            {"fc-softmax-lstm", "hidden_sizes",
             "auto (arch fc-softmax-lstm has a fixed shape"}}) {
     SCOPED_TRACE(c.arch + " " + c.field);

@@ -735,10 +735,9 @@ TEST(TrainA3CTest, ConvShapeIsRecordedFollowedAndGuarded) {
   TempDir dir("conv_shape");
   const std::string common =
       " --env MinAtar/Breakout --processes 1 --eval-n-runs 1 --quiet";
-  const ProcessRun run =
-      TrainA3C("--outdir " + dir.str() + common +
-               " --conv-channels 4 --hidden-sizes 8 --steps 500" +
-               " --eval-interval 0");
+  const ProcessRun run = TrainA3C(
+      "--outdir " + dir.str() + common +
+      " --conv-channels 4 --hidden-sizes 8 --steps 500" + " --eval-interval 0");
   ASSERT_EQ(run.status, 0) << run.output;
   const fs::path folder = RunFolder(run);
   EXPECT_EQ(RecordedOption(folder, "conv-channels"), "4");
@@ -747,8 +746,7 @@ TEST(TrainA3CTest, ConvShapeIsRecordedFollowedAndGuarded) {
   const proto::Checkpoint checkpoint = LoadCheckpointDir(finish.string());
   std::map<std::string, std::vector<int64_t>> shapes;
   for (const auto& t : checkpoint.parameters()) {
-    shapes[t.name()] =
-        std::vector<int64_t>(t.shape().begin(), t.shape().end());
+    shapes[t.name()] = std::vector<int64_t>(t.shape().begin(), t.shape().end());
   }
   // Conv2d(4 planes, 4, 3) over 10x10, then Linear(4 * 8 * 8, 8).
   EXPECT_EQ(shapes["trunk.1.weight"], (std::vector<int64_t>{4, 4, 3, 3}));
