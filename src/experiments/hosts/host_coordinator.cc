@@ -231,8 +231,8 @@ bool HostCoordinator::CheckOptions() {
   } else {
     refused = Difference(mine, Text(s.net.store().get("asyncrl/options")));
     if (!refused.empty()) {
-      s.net.store().set("asyncrl/refused/" + std::to_string(s.rank()),
-                        Bytes(refused));
+      PostNote(s.net.store(), "asyncrl/refused/" + std::to_string(s.rank()),
+               refused);
     }
   }
   const std::vector<int64_t> refusals =
@@ -352,7 +352,7 @@ bool HostCoordinator::ExchangeStatus(LocalEnd end, const std::string& why,
                          : end == LocalEnd::kFailed ? kStopped
                                                     : kRunning;
   if (status == kStopped) {
-    s.net.store().set("asyncrl/why/" + std::to_string(s.rank()), Bytes(why));
+    PostNote(s.net.store(), "asyncrl/why/" + std::to_string(s.rank()), why);
   }
   const int64_t local_episodes = control.episodes.load() - s.others_episodes;
   const int64_t taken_here = s.block.taken.load();

@@ -147,8 +147,8 @@ void HostGroup::Finish(double seconds, int expected) {
 std::string HostGroup::Missing(const std::string& what) {
   try {
     if (!store_->check({kAbortKey})) {
-      store_->set(kAbortKey,
-                  Bytes("rank " + std::to_string(rank()) + ": " + what));
+      PostNote(*store_, kAbortKey,
+               "rank " + std::to_string(rank()) + ": " + what);
     }
     // Hosts waiting for their next round start it now, and learn of the
     // abort in its collective.

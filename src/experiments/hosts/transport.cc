@@ -122,6 +122,14 @@ std::string FirstLine(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
 
+void PostNote(c10d::Store& store, const std::string& key,
+              const std::string& text) {
+  store.set(key, Bytes(text));
+  if (!store.check({key})) {
+    throw std::runtime_error("the store lost the note " + key + " just set");
+  }
+}
+
 c10::intrusive_ptr<c10d::TCPStore> ConnectStore(const DistOptions& options,
                                                 bool server) {
   if (!server) AwaitListener(options);

@@ -34,6 +34,14 @@ std::vector<uint8_t> Bytes(const std::string& s);
 std::string Text(const std::vector<uint8_t>& b);
 // c10d's messages carry a C++ backtrace after the first line.
 std::string FirstLine(const std::string& text);
+// Leaves a note (a host's reason to stop, a refusal) that is in the store
+// when this returns. TCPStore's set sends without waiting for an answer,
+// and its server serves ready clients in connection order: a host that
+// learns of the note through a collective and asks for it at once could
+// be served before the set is read. A request on the same connection that
+// waits for its answer (check) is served after the set.
+void PostNote(c10d::Store& store, const std::string& key,
+              const std::string& text);
 
 // A rendezvous the user's options prevent (the master's port taken on rank
 // 0's machine, a rank another host already holds): exit 2, nothing trained.
