@@ -79,7 +79,7 @@ struct A3CUpdateInfo {
   int64_t policy_lag = 0;
 };
 
-class A3C : public ActorCriticAgent {
+class A3C : public ActorCriticAgent, public EntropyWeightControl {
  public:
   A3C(std::shared_ptr<ActorCriticModel> model, const Space& observation_space,
       const Space& action_space, const A3COptions& options);
@@ -89,6 +89,9 @@ class A3C : public ActorCriticAgent {
 
   const A3COptions& options() const { return options_; }
   const A3CUpdateInfo& last_update() const { return last_update_; }
+
+  double EntropyWeight() const override { return options_.beta; }
+  void SetEntropyWeight(double beta) override { options_.beta = beta; }
 
  protected:
   const ActorCriticOptions& common() const override { return options_; }

@@ -166,6 +166,14 @@ class LearningRateControl {
   virtual void SetLearningRate(double lr) = 0;
 };
 
+// Agents whose entropy weight (beta) a hook can schedule.
+class EntropyWeightControl {
+ public:
+  virtual ~EntropyWeightControl() = default;
+  virtual double EntropyWeight() const = 0;
+  virtual void SetEntropyWeight(double beta) = 0;
+};
+
 }  // namespace asyncrl
 
 #endif  // ASYNCRL_AGENTS_AGENT_H_

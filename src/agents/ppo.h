@@ -83,7 +83,7 @@ void PPOOutputGradients(const PPOOptions& options, int64_t b,
                         const float* old_values, OutputGradients* grads,
                         PPOLossTerms* terms);
 
-class PPO : public ActorCriticAgent {
+class PPO : public ActorCriticAgent, public EntropyWeightControl {
  public:
   PPO(std::shared_ptr<ActorCriticModel> model, const Space& observation_space,
       const Space& action_space, const PPOOptions& options);
@@ -93,6 +93,9 @@ class PPO : public ActorCriticAgent {
 
   const PPOOptions& options() const { return options_; }
   const PPOUpdateInfo& last_update() const { return last_update_; }
+
+  double EntropyWeight() const override { return options_.beta; }
+  void SetEntropyWeight(double beta) override { options_.beta = beta; }
 
  protected:
   const ActorCriticOptions& common() const override { return options_; }

@@ -18,6 +18,9 @@ using StepHook = std::function<void(Env& env, Agent& agent, int64_t global_t)>;
 // `steps`. Throws std::invalid_argument on the first call if the agent has
 // no learning rate (does not implement LearningRateControl).
 StepHook LinearLearningRateDecay(double start, double end, int64_t steps);
+// The same for the entropy weight (beta): throws std::invalid_argument on
+// the first call if the agent does not implement EntropyWeightControl.
+StepHook LinearEntropyWeightDecay(double start, double end, int64_t steps);
 
 }  // namespace asyncrl
 

@@ -315,6 +315,8 @@ po::options_description DeclareFlags(const FlagContext& context, RunFlags& f,
       "atari-conv, or one of them with -lstm")(
       "lr-decay", po::bool_switch(&f.lr_decay),
       "decay the learning rate linearly to 0 over --steps")(
+      "beta-decay", po::bool_switch(&f.beta_decay),
+      "decay the entropy weight (--beta) linearly to 0 over --steps")(
       "algorithm", Value(&f.algorithm, f.algorithm),
       "a3c (the reference's), or ppo: PPO's clipped surrogate with GAE "
       "targets, several passes in minibatches over each rollout, every "

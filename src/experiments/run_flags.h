@@ -66,6 +66,7 @@ struct RunFlags {
   // (envs/wrappers.h): observations from their bounds to [-1, 1].
   bool scale_observations = false;
   bool lr_decay = false;
+  bool beta_decay = false;
   // --no-save-best-so-far-agent: TrainOptions::save_best_so_far_agent off.
   bool no_save_best = false;
   bool demo = false;

@@ -271,6 +271,10 @@ class TrainerRun {
       hooks.push_back(
           LinearLearningRateDecay(f_.agent.optimizer.lr, 0.0, options.steps));
     }
+    if (f_.beta_decay) {
+      hooks.push_back(
+          LinearEntropyWeightDecay(f_.agent.beta, 0.0, options.steps));
+    }
     if (plugins_.step_hooks) {
       for (auto& hook : plugins_.step_hooks(f_)) {
         if (!hook) {

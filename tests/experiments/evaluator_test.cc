@@ -11,7 +11,10 @@
 #include <atomic>
 #include <fstream>
 #include <iterator>
+#include <type_traits>
 
+#include "asyncrl/agents/a3c.h"
+#include "asyncrl/agents/ppo.h"
 #include "asyncrl/experiments/hooks.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "test_helpers.h"
@@ -324,6 +327,31 @@ TEST(LinearLearningRateDecayTest, DecaysLinearlyToTheEnd) {
                    0.0);
   ConstantAgent constant;
   EXPECT_THROW(hook(*probe, constant, 1), std::invalid_argument);
+}
+
+// --beta-decay: A3C's and PPO's entropy weight, scheduled like the learning
+// rate; an agent without one is named.
+TEST(LinearEntropyWeightDecayTest, DecaysLinearlyToTheEnd) {
+  static_assert(std::is_base_of_v<EntropyWeightControl, PPO>,
+                "PPO's entropy weight can be scheduled");
+  auto probe = MakeEnv("CartPole-v1");
+  auto agent = testing::SmallA3C("CartPole-v1", {4})(0);
+  auto& a3c = dynamic_cast<A3C&>(*agent);
+  StepHook hook = LinearEntropyWeightDecay(0.02, 0.0, 200);
+  hook(*probe, *agent, 50);
+  EXPECT_DOUBLE_EQ(a3c.options().beta, 0.015);
+  hook(*probe, *agent, 300);  // past --steps: stays at the end
+  EXPECT_DOUBLE_EQ(a3c.EntropyWeight(), 0.0);
+  ConstantAgent constant;
+  try {
+    hook(*probe, constant, 1);
+    ADD_FAILURE() << "a constant agent's entropy weight was scheduled";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("has no entropy-weight to schedule"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(LinearEntropyWeightDecay(0.02, 0.0, 0), std::invalid_argument);
 }
 
 }  // namespace
