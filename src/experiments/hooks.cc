@@ -8,8 +8,8 @@ namespace asyncrl {
 namespace {
 
 // A hook setting `set(control, value)` to `start` + (`end` - `start`) times
-// the share of `steps` taken, on agents that are a `Control`; `what` names
-// the value in the errors.
+// the share of `steps` taken, on agents that are a `Control`; `what` (a
+// string literal) names the value in the errors.
 template <typename Control, typename Set>
 StepHook LinearDecay(const char* what, double start, double end, int64_t steps,
                      Set set) {
@@ -34,13 +34,13 @@ StepHook LinearDecay(const char* what, double start, double end, int64_t steps,
 
 StepHook LinearLearningRateDecay(double start, double end, int64_t steps) {
   return LinearDecay<LearningRateControl>(
-      "learning-rate", start, end, steps,
+      "learning rate", start, end, steps,
       [](LearningRateControl& c, double v) { c.SetLearningRate(v); });
 }
 
 StepHook LinearEntropyWeightDecay(double start, double end, int64_t steps) {
   return LinearDecay<EntropyWeightControl>(
-      "entropy-weight", start, end, steps,
+      "entropy weight", start, end, steps,
       [](EntropyWeightControl& c, double v) { c.SetEntropyWeight(v); });
 }
 

@@ -347,7 +347,7 @@ TEST(LinearEntropyWeightDecayTest, DecaysLinearlyToTheEnd) {
     hook(*probe, constant, 1);
     ADD_FAILURE() << "a constant agent's entropy weight was scheduled";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("has no entropy-weight to schedule"),
+    EXPECT_NE(std::string(e.what()).find("has no entropy weight to schedule"),
               std::string::npos)
         << e.what();
   }
