@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/crc.hpp>
 #include <cerrno>
 #include <cstring>
@@ -91,7 +92,7 @@ void EventWriter::WriteEvent(const tensorboard::Event& event) {
   pending_.append(header, sizeof(header));
   pending_.append(data);
   pending_.append(footer, sizeof(footer));
-  ++pending_records_;
+  pending_ends_.push_back(pending_.size());
 }
 
 bool EventWriter::Flush() {
@@ -113,17 +114,25 @@ bool EventWriter::Flush() {
   if (error == 0) {
     size_ += static_cast<int64_t>(done);
   } else {
-    // Cut back to the last whole record (the part written went to the end
-    // of the file, past size_); this flush's records are lost.
-    if (done > 0 && ftruncate(fd_, size_) != 0) {
+    // The records written whole stay; the file is cut back to the end of
+    // the last of them (the part written went to the end of the file, past
+    // size_), and the rest of this flush's records are lost.
+    const size_t whole = static_cast<size_t>(
+        std::upper_bound(pending_ends_.begin(), pending_ends_.end(), done) -
+        pending_ends_.begin());
+    const size_t kept = whole == 0 ? 0 : pending_ends_[whole - 1];
+    if (done > kept &&
+        ftruncate(fd_, size_ + static_cast<int64_t>(kept)) != 0) {
       // Cannot cut: the cut record stays, and ReadEventFile reports it.
       size_ += static_cast<int64_t>(done);
+    } else {
+      size_ += static_cast<int64_t>(kept);
     }
-    lost_ += pending_records_;
+    lost_ += static_cast<int64_t>(pending_ends_.size() - whole);
     if (first_error_.empty()) first_error_ = std::strerror(error);
   }
   pending_.clear();
-  pending_records_ = 0;
+  pending_ends_.clear();
   return error == 0;
 }
 

@@ -43,8 +43,10 @@ class EventWriter {
 
   void WriteScalar(const std::string& tag, int64_t step, double value,
                    double wall_time);
-  // Appends the records written since the last Flush; returns false (and
-  // counts them lost) if the file could not take them.
+  // Appends the records written since the last Flush; returns false if the
+  // file could not take them all: those that fit whole stay, the others are
+  // counted lost (a flush holds however many records the run produced since
+  // the last one, so what is kept must not depend on that).
   bool Flush();
   const std::string& path() const { return path_; }
   // Records that could not be written so far, and why the first could not
@@ -59,7 +61,8 @@ class EventWriter {
   int fd_ = -1;
   int64_t size_ = 0;     // Bytes of whole records in the file.
   std::string pending_;  // Records not yet written.
-  int64_t pending_records_ = 0;
+  // Where each of pending_'s records ends in it.
+  std::vector<size_t> pending_ends_;
   int64_t lost_ = 0;
   std::string first_error_;
 };
