@@ -266,27 +266,9 @@ class TrainerRun {
     if (f_.quiet || f_.log_level == "warning" || f_.log_level == "error") {
       options.progress_interval = std::chrono::milliseconds(0);
     }
-    std::vector<StepHook> hooks;
-    if (f_.lr_decay) {
-      hooks.push_back(
-          LinearLearningRateDecay(f_.agent.optimizer.lr, 0.0, options.steps));
-    }
-    if (f_.beta_decay) {
-      hooks.push_back(
-          LinearEntropyWeightDecay(f_.agent.beta, 0.0, options.steps));
-    }
-    if (plugins_.step_hooks) {
-      for (auto& hook : plugins_.step_hooks(f_)) {
-        if (!hook) {
-          throw std::invalid_argument(plugins_.program +
-                                      ": step_hooks returned an empty hook");
-        }
-        hooks.push_back(std::move(hook));
-      }
-    }
     TrainResult result =
         TrainAgentAsync(options, EnvFactory(fault), AgentFactory(obs, act),
-                        hooks, &std::cout, extensions);
+                        StepHooks(options.steps), &std::cout, extensions);
     if (result.refused) {
       const std::string problem = f_.resume.empty()
                                       ? RunFolderSnapshot(run, false).Restore()
@@ -310,6 +292,29 @@ class TrainerRun {
   }
 
  private:
+  // The step hooks of a run of `steps`: --lr-decay's, --beta-decay's, then
+  // the program's own (an empty one is refused).
+  std::vector<StepHook> StepHooks(int64_t steps) const {
+    std::vector<StepHook> hooks;
+    if (f_.lr_decay) {
+      hooks.push_back(
+          LinearLearningRateDecay(f_.agent.optimizer.lr, 0.0, steps));
+    }
+    if (f_.beta_decay) {
+      hooks.push_back(LinearEntropyWeightDecay(f_.agent.beta, 0.0, steps));
+    }
+    if (plugins_.step_hooks) {
+      for (auto& hook : plugins_.step_hooks(f_)) {
+        if (!hook) {
+          throw std::invalid_argument(plugins_.program +
+                                      ": step_hooks returned an empty hook");
+        }
+        hooks.push_back(std::move(hook));
+      }
+    }
+    return hooks;
+  }
+
   // Loads checkpoint `dir` (given as --flag) into `agent`; one the agent
   // cannot take (another environment, network or agent) is an invalid
   // flag, exit 2.
