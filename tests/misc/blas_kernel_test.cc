@@ -7,6 +7,7 @@
 // its allocation for ever.
 #include "asyncrl/misc/platform/blas_kernel.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -128,6 +129,23 @@ testing::ProcessRun Shell(const std::string& command) {
   return testing::Exec(command, "");
 }
 
+// The suite runs with ASYNCRL_BLAS_KERNEL=keep (tests/CMakeLists.txt).
+std::string CleanEnv() {
+  return "env -u ASYNCRL_BLAS_KERNEL -u ASYNCRL_BLAS_REEXEC ";
+}
+
+// The file of the library that defines openblas_get_corename ("" if none
+// is loaded): OpenBLAS itself, under the library answering sgemm_.
+std::string OpenBlasItself() {
+  void* symbol = dlsym(RTLD_DEFAULT, "openblas_get_corename");
+  Dl_info info{};
+  if (symbol == nullptr || dladdr(symbol, &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return "";
+  }
+  return std::filesystem::canonical(info.dli_fname).string();
+}
+
 TEST(BlasKernelTest, AProgramStartedOnGenericKernelsRestartsOnTheBestOne) {
   const std::string best = BestKernel(DetectCpuFeatures());
   if (BlasLibrary().find("openblas") == std::string::npos || best.empty()) {
@@ -136,9 +154,29 @@ TEST(BlasKernelTest, AProgramStartedOnGenericKernelsRestartsOnTheBestOne) {
   }
   // OpenBLAS answers sgemm_ here: the check must see its kernel.
   ASSERT_NE(CurrentBlasKernel(), "");
-  // The suite runs with ASYNCRL_BLAS_KERNEL=keep (tests/CMakeLists.txt).
-  const std::string clean =
-      "env -u ASYNCRL_BLAS_KERNEL -u ASYNCRL_BLAS_REEXEC ";
+  // So does an OpenBLAS loaded under names that do not say so: the
+  // library answering sgemm_ and its OpenBLAS copied to a folder of their
+  // own, found through LD_LIBRARY_PATH (as a bundle of libraries carried
+  // to another machine is). The check used to go by "openblas" in the
+  // path and let such a program run on the generic kernels.
+  const testing::TempDir bundle("blas_bundle");
+  const std::string openblas = OpenBlasItself();
+  ASSERT_FALSE(openblas.empty());
+  std::filesystem::copy_file(BlasLibrary(), bundle.path() / "libblas.so.3");
+  std::filesystem::copy_file(openblas, bundle.path() / "libopenblas.so.0");
+  const testing::ProcessRun moved =
+      Shell(CleanEnv() + "LD_LIBRARY_PATH=" + bundle.path().string() +
+            " OPENBLAS_CORETYPE=Prescott ASYNCRL_BLAS_TEST_FORCED_CORETYPE=1 " +
+            std::string(TRAIN_A3C_BIN) + " --version");
+  ASSERT_EQ(moved.status, 0) << moved.output;
+  EXPECT_NE(moved.output.find("blas: " + bundle.path().string() +
+                              "/libblas.so.3 (OpenBLAS kernel " + best + ")\n"),
+            std::string::npos)
+      << moved.output;
+  EXPECT_NE(moved.output.find("OpenBLAS chose its Prescott (SSE) kernels"),
+            std::string::npos)
+      << moved.output;
+  const std::string clean = CleanEnv();
   const std::string bin = TRAIN_A3C_BIN;
   // OpenBLAS loads on Prescott, as on a CPU newer than itself.
   const testing::ProcessRun generic =
@@ -164,18 +202,21 @@ TEST(BlasKernelTest, AProgramStartedOnGenericKernelsRestartsOnTheBestOne) {
   EXPECT_EQ(user.output.find("restarting"), std::string::npos) << user.output;
   EXPECT_NE(user.output.find("(OpenBLAS kernel Prescott)\n"), std::string::npos)
       << user.output;
-  // Another library answering sgemm_ (here BLIS, where installed) is left
-  // alone although OpenBLAS is loaded too (through LAPACK).
-  const std::string blis = "/usr/lib/x86_64-linux-gnu/blis-serial";
-  if (std::filesystem::exists(blis + "/libblas.so.3")) {
+  // Another library answering sgemm_ (BLIS or the reference BLAS, where
+  // installed) is left alone although OpenBLAS is loaded too (through
+  // LAPACK).
+  for (const std::string other_blas : {"/usr/lib/x86_64-linux-gnu/blis-serial",
+                                       "/usr/lib/x86_64-linux-gnu/blas"}) {
+    if (!std::filesystem::exists(other_blas + "/libblas.so.3")) continue;
     const testing::ProcessRun other = Shell(
-        clean + "LD_LIBRARY_PATH=" + blis +
+        clean + "LD_LIBRARY_PATH=" + other_blas +
         " OPENBLAS_CORETYPE=Prescott ASYNCRL_BLAS_TEST_FORCED_CORETYPE=1 " +
         bin + " --version");
     EXPECT_EQ(other.output.find("restarting"), std::string::npos)
         << other.output;
-    EXPECT_NE(other.output.find("blas: " + blis + "/libblas.so.3\n"),
-              std::string::npos)
+    const std::string file =
+        std::filesystem::canonical(other_blas + "/libblas.so.3").string();
+    EXPECT_NE(other.output.find("blas: " + file + "\n"), std::string::npos)
         << other.output;
   }
   // And ASYNCRL_BLAS_KERNEL=keep keeps OpenBLAS's own choice.

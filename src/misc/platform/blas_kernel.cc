@@ -119,11 +119,24 @@ std::string BlasLibrary() {
 std::string CurrentBlasKernel() {
   // OpenBLAS may be loaded (through LAPACK) while another library answers
   // sgemm_ (LD_LIBRARY_PATH, alternatives): only OpenBLAS's own sgemm_
-  // runs its kernels.
-  if (BlasLibrary().find("openblas") == std::string::npos) return "";
+  // runs its kernels. The library answering sgemm_ is OpenBLAS's when it,
+  // or a library it depends on, defines openblas_get_corename (Debian's
+  // openblas-*/libblas.so.3 is a thin library over libopenblas.so.0),
+  // whatever its file is called: a copy under another name, in a folder
+  // on LD_LIBRARY_PATH, is still OpenBLAS (dlsym on a handle searches the
+  // library and its dependencies, not the whole process).
+  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info info{};
+  if (sgemm == nullptr || dladdr(sgemm, &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return "";
+  }
+  void* library = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (library == nullptr) return "";
   using CoreName = char* (*)();
   auto* name =
-      reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+      reinterpret_cast<CoreName>(dlsym(library, "openblas_get_corename"));
+  dlclose(library);
   if (name == nullptr) return "";
   const char* core = name();
   return core != nullptr ? core : "";

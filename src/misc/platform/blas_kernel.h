@@ -54,7 +54,9 @@ BlasKernelDecision DecideBlasKernel(const std::string& current,
 std::string BlasLibrary();
 
 // The kernel OpenBLAS runs in this process (openblas_get_corename), or ""
-// if the library that answers sgemm_ is not OpenBLAS's.
+// if the library that answers sgemm_ is not OpenBLAS's. Known by its
+// symbols (the library or one it depends on defines
+// openblas_get_corename), not by its file's name.
 std::string CurrentBlasKernel();
 
 // Re-executes this program (/proc/self/exe with the same arguments) with
