@@ -11,6 +11,7 @@
 #include "asyncrl/agents/distributions.h"
 #include "asyncrl/agents/fast_math.h"
 #include "asyncrl/misc/check.h"
+#include "asyncrl/misc/platform/blas_kernel.h"
 
 namespace asyncrl {
 namespace {
@@ -34,6 +35,29 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
               static_cast<int>(n), static_cast<int>(k), 1.0, a,
               static_cast<int>(lda), b, static_cast<int>(ldb),
               accumulate ? 1.0 : 0.0, c, static_cast<int>(ldc));
+}
+
+// OpenBLAS's AVX-512 x86-64 kernels (SkylakeX, Cooperlake, SapphireRapids)
+// have small-matrix kernels: a product of m n k <= 1e6, of a shape they
+// accept, is computed without packing either operand. Its generic gemm
+// packs both on every call, which for the few rows of acting, or a
+// product with a long k and a small result, costs about as much as the
+// arithmetic. So with those kernels the products below are cut into
+// pieces the small kernels were measured to take; with the others
+// (Haswell, Sandybridge, the SSE ones: no small-matrix kernels in 0.3.21)
+// they stay whole, as the pieces would only add calls. Measured with
+// cblas_sgemm alone, Cooperlake kernel / Haswell kernel: 16 rows x
+// Linear(1024, 128) as W x^T 37.0 -> 25.0 us in blocks of 32 outputs
+// (Haswell: 51.0 whole, 60.1 in blocks); 16 x 128 -> 512 15.3 -> 12.6
+// (25.0 / 30.3); 13 x 128 -> 512 26.8 -> 10.9; minatar-conv's weight
+// gradient, [16, 36] over k = 5120, 96.8 -> 41.0 us in 4 pieces of k
+// (Haswell 105 either way).
+constexpr int64_t kSmallProduct = 1000000;
+constexpr int64_t kSmallBlock = 32;
+
+bool SmallMatrixKernels() {
+  static const bool yes = KernelTier(CurrentBlasKernel()) == 4;
+  return yes;
 }
 
 // y += W x for one row: gemv skips gemm's packing, which dominates at 1 row.
@@ -61,19 +85,26 @@ void GemvAccumulate(int64_t out, int64_t in, const double* w, const double* x,
 // environments): 61 -> 36 us (SkylakeX kernel), 61 -> 51 us (Haswell);
 // 16 x Linear(200, 200) 14.1 -> 10.3 us; 16 x 128 -> 512 (an LSTM's
 // recurrent gates) 21.5 -> 16.1 us; at 80 rows both ways are within 5%,
-// and with few outputs (the heads) the direct product is faster.
+// and with few outputs (the heads) the direct product is faster. With
+// OpenBLAS's small-matrix kernels, W x^T goes in blocks of 32 outputs
+// (above).
 template <typename T>
 void RowsTimesWeights(const T* w, const T* x, int64_t ldx, int64_t rows,
                       int64_t out, int64_t in, T* y, int64_t ldy,
-                      std::vector<T>* scratch) {
+                      std::vector<T>* scratch, bool small_products) {
   if (rows <= 0) return;
   if (rows == 1) {
     GemvAccumulate(out, in, w, x, y);
   } else if (out >= 32 && out >= 4 * rows) {
     scratch->resize(static_cast<size_t>(out * rows));
     T* t = scratch->data();
-    Gemm(false, true, out, rows, in, w, in, x, ldx, /*accumulate=*/false, t,
-         rows);
+    const int64_t block =
+        small_products && kSmallBlock * rows * in <= kSmallProduct ? kSmallBlock
+                                                                   : out;
+    for (int64_t j = 0; j < out; j += block) {
+      Gemm(false, true, std::min(block, out - j), rows, in, w + j * in, in, x,
+           ldx, /*accumulate=*/false, t + j * rows, rows);
+    }
     for (int64_t r = 0; r < rows; ++r) {
       T* dst = y + r * ldy;
       for (int64_t o = 0; o < out; ++o) dst[o] += t[o * rows + r];
@@ -88,9 +119,10 @@ void RowsTimesWeights(const T* w, const T* x, int64_t ldx, int64_t rows,
 // added, as addmm does).
 template <typename T>
 void AffineRows(const T* w, const T* bias, const T* x, int64_t rows,
-                int64_t out, int64_t in, T* y, std::vector<T>* scratch) {
+                int64_t out, int64_t in, T* y, std::vector<T>* scratch,
+                bool small_products) {
   for (int64_t r = 0; r < rows; ++r) std::copy(bias, bias + out, y + r * out);
-  RowsTimesWeights(w, x, in, rows, out, in, y, out, scratch);
+  RowsTimesWeights(w, x, in, rows, out, in, y, out, scratch, small_products);
 }
 
 // dst[i] = src[i] * scale for i < n; the two do not overlap.
@@ -403,6 +435,7 @@ DenseActorCritic<T>::DenseActorCritic(DenseLayout layout)
       conv_acts_(layout_.convs.size()),
       trunk_acts_(layout_.trunk.size()),
       cells_(layout_.lstm.size()) {
+  small_products_ = SmallMatrixKernels();
   for (size_t c = 0; c < cells_.size(); ++c) {
     cells_[c].encoder.resize(layout_.lstm[c].encoder.size());
   }
@@ -420,7 +453,7 @@ void DenseActorCritic<T>::ForwardMlp(
     out.resize(static_cast<size_t>((first_row + rows) * layer.out));
     T* y = out.data() + first_row * layer.out;
     AffineRows(params + layer.weight, params + layer.bias, x, rows, layer.out,
-               layer.in, y, &product_);
+               layer.in, y, &product_, small_products_);
     if (relu_all || l + 1 < layers.size()) {
       const int64_t count = rows * layer.out;
       if (!relu_all && layout_.tanh) {
@@ -693,7 +726,8 @@ void DenseActorCritic<T>::EncodeRows(const T* params, const T* obs,
     }
     cell.gates.resize(static_cast<size_t>((first_row + rows) * gates));
     AffineRows(params + lstm.weight_ih, gate_bias_.data(), x, rows, gates,
-               lstm.in, cell.gates.data() + first_row * gates, &product_);
+               lstm.in, cell.gates.data() + first_row * gates, &product_,
+               small_products_);
   }
 }
 
@@ -722,7 +756,8 @@ void DenseActorCritic<T>::CoreRows(const T* params, int64_t rows,
     const T* prev = cell.prev.data() + first_row * 2 * h;
     // The state's share of the gates, h W_hh^T, added.
     const T* w = params + lstm.weight_hh;
-    RowsTimesWeights(w, prev, 2 * h, rows, gates, h, g_rows, gates, &product_);
+    RowsTimesWeights(w, prev, 2 * h, rows, gates, h, g_rows, gates, &product_,
+                     small_products_);
     const auto size_after = static_cast<size_t>((first_row + rows) * h);
     cell.c.resize(size_after);
     cell.tanh_c.resize(size_after);
@@ -960,12 +995,13 @@ void DenseActorCritic<T>::GatesThroughTime(const T* params, size_t c,
   carry_h_.assign(static_cast<size_t>(k * h), T{0});
   carry_c_.assign(static_cast<size_t>(k * h), T{0});
   // d h_prev = d gates W_hh (below, per step) in column blocks of d h_prev
-  // whose products stay within OpenBLAS's small-matrix limit (m n k <= 1e6
-  // for its SkylakeX kernel, which then skips packing W_hh for every step):
-  // 16 sequences x 512 gates x 128 is 1.05e6, so two blocks of 64.
-  constexpr int64_t kSmallProduct = 1000000;
+  // whose products stay within OpenBLAS's small-matrix limit (above; it
+  // then skips packing W_hh for every step): 16 sequences x 512 gates x 128
+  // is 1.05e6, so two blocks of 64.
   int64_t block = h;
-  while (block > 8 && k * block * gates > kSmallProduct) block /= 2;
+  while (small_products_ && block > 8 && k * block * gates > kSmallProduct) {
+    block /= 2;
+  }
   for (int64_t s = steps; s-- > 0;) {
     for (int64_t b = 0; b < k; ++b) {
       const int64_t r = s * k + b;
@@ -1133,8 +1169,18 @@ void DenseActorCritic<T>::BackwardTrunk(const T* params, const T* obs,
              rows, cols_.data(), n);
       cols = cols_.data();
     }
-    Gemm(false, true, c.out_channels, c.patch(), n, conv_out_.data(), n, cols,
-         ld, /*accumulate=*/false, grads + c.weight, c.patch());
+    // In pieces of the rows' positions (k) that OpenBLAS's small-matrix
+    // kernels take, where it has them (above).
+    int64_t piece = n;
+    while (small_products_ && piece > 64 &&
+           c.out_channels * c.patch() * piece > kSmallProduct) {
+      piece = (piece + 1) / 2;
+    }
+    for (int64_t j = 0; j < n; j += piece) {
+      Gemm(false, true, c.out_channels, c.patch(), std::min(piece, n - j),
+           conv_out_.data() + j, n, cols + j, ld, /*accumulate=*/j > 0,
+           grads + c.weight, c.patch());
+    }
     if (l == 0) break;
     // d columns = W^T dY, added back over the patches (col2im) into the
     // previous convolution's output gradient.

@@ -144,6 +144,11 @@ class DenseActorCritic {
   // (default kKeptColumnsBytes; below what the rows need, the update builds
   // them again). Set before the first Forward.
   void set_kept_columns_bytes(int64_t bytes) { kept_columns_bytes_ = bytes; }
+  // Whether products are cut into the pieces OpenBLAS's small-matrix
+  // kernels take (dense_path.cc): by default where the BLAS is OpenBLAS on
+  // one of its AVX-512 kernels, which have them. Tests set both ways; the
+  // results are the same within rounding.
+  void set_small_products(bool on) { small_products_ = on; }
 
   // The outputs for `rows` observations `obs` ([rows, obs_size],
   // row-major) with the parameters `params` (the flat layout), computed into
@@ -308,6 +313,7 @@ class DenseActorCritic {
   // and the backward pass rebuilds them.
   static constexpr int64_t kKeptColumnsBytes = int64_t{32} << 20;
   int64_t kept_columns_bytes_ = kKeptColumnsBytes;
+  bool small_products_ = false;  // Set by the constructor.
   std::vector<std::vector<T>> kept_cols_;
   int64_t cols_capacity_ = 0;
   int64_t cols_rows_ = 0;

@@ -320,6 +320,50 @@ TEST_P(DensePathTest, BackwardEqualsAutogradInDouble) {
   }
 }
 
+// Many rows, as an agent with 16 environments acts and learns: forwarded
+// 16 at a time, then the backward pass over all 48. With the products cut
+// into the pieces OpenBLAS's small-matrix kernels take (blocks of 32
+// outputs while acting, the convolutions' weight gradients in pieces of
+// their k) and whole, whatever kernel runs them: both equal LibTorch and
+// autograd in double.
+TEST_P(DensePathTest, ManyRowsEqualLibTorchWithProductsInPiecesOrWhole) {
+  constexpr int64_t kMany = 48;
+  constexpr int64_t kStep = 16;
+  torch::manual_seed(17);
+  const int64_t o = GetParam().obs_size;
+  const torch::Tensor obs = torch::randn({kMany, o}, torch::kDouble) * 2;
+  const int64_t p = layout_.policy_size();
+  const auto d_policy = torch::randn({kMany, p}, torch::kDouble);
+  const auto d_values = torch::randn({kMany}, torch::kDouble);
+  const ModelOutput out = reference_->Forward(obs);
+  const std::vector<double> want_policy = Doubles(PolicyOutput(out));
+  const std::vector<double> want_values = Doubles(out.value);
+  ((PolicyOutput(out) * d_policy).sum() + (out.value * d_values).sum())
+      .backward();
+  const std::vector<double> want = ReferenceGrads();
+  for (const bool pieces : {true, false}) {
+    SCOPED_TRACE(pieces ? "in pieces" : "whole");
+    DenseActorCritic<double> fast(layout_);
+    fast.set_small_products(pieces);
+    for (int64_t r = 0; r < kMany; r += kStep) {
+      fast.Forward(params_.data(), obs.data_ptr<double>() + r * o, kStep, r);
+    }
+    EXPECT_LE(RelativeDifference(
+                  std::vector<double>(fast.policy(), fast.policy() + kMany * p),
+                  want_policy),
+              1e-12);
+    EXPECT_LE(RelativeDifference(
+                  std::vector<double>(fast.values(), fast.values() + kMany),
+                  want_values),
+              1e-12);
+    std::vector<double> grads(params_.size(), 0.0);
+    fast.Backward(params_.data(), obs.data_ptr<double>(), kMany,
+                  d_policy.data_ptr<double>(), d_values.data_ptr<double>(),
+                  grads.data());
+    EXPECT_LE(RelativeDifference(grads, want), 1e-12);
+  }
+}
+
 // The A3C loss given as its gradients with respect to the rows' outputs
 // (what agents/a3c.cc hands a back end) gives autograd's parameter
 // gradient of the loss.
@@ -573,6 +617,57 @@ TEST_P(DenseLstmPathTest, BackwardThroughTimeEqualsAutogradInDouble) {
   ((PolicyOutput(out) * d_policy).sum() + (out.value * d_values).sum())
       .backward();
   EXPECT_LE(RelativeDifference(grads, ReferenceGrads()), 1e-12);
+}
+
+// 16 sequences (an agent with 16 environments) of 3 steps, two of them
+// ending mid-rollout: the gates' products (in blocks of 32 outputs) and
+// d h_prev's (in column blocks, at the default 128 units) cut into the
+// pieces OpenBLAS's small-matrix kernels take, and whole: both equal
+// LibTorch's unrolled graph and autograd in double, whatever kernel runs
+// them.
+TEST_P(DenseLstmPathTest, SixteenSequencesEqualAutogradInPiecesOrWhole) {
+  constexpr int64_t kSeqs = 16;
+  constexpr int64_t kLength = 3;
+  constexpr int64_t kAll = kSeqs * kLength;
+  torch::manual_seed(21);
+  const int64_t o = GetParam().obs_size;
+  const torch::Tensor obs = torch::randn({kAll, o}, torch::kDouble) * 2;
+  const torch::Tensor initial =
+      torch::randn({kSeqs, layout_.state_size()}, torch::kDouble) * 0.5;
+  std::vector<uint8_t> end(kAll, 0);
+  for (int64_t r = kAll - kSeqs; r < kAll; ++r) end[r] = 1;
+  end[3] = 1;           // Step 0, sequence 3.
+  end[kSeqs + 10] = 1;  // Step 1, sequence 10.
+  const int64_t p = layout_.policy_size();
+  const auto d_policy = torch::randn({kAll, p}, torch::kDouble);
+  const auto d_values = torch::randn({kAll}, torch::kDouble);
+  UnrollInput input;
+  input.batch = kSeqs;
+  input.obs = obs;
+  input.initial_state = initial;
+  input.sequence_end = end;
+  input.bootstrap_obs = torch::zeros({0, o}, torch::kDouble);
+  const ModelOutput out = reference_->Unroll(input).output;
+  const std::vector<double> want_policy = Doubles(PolicyOutput(out));
+  ((PolicyOutput(out) * d_policy).sum() + (out.value * d_values).sum())
+      .backward();
+  const std::vector<double> want = ReferenceGrads();
+  for (const bool pieces : {true, false}) {
+    SCOPED_TRACE(pieces ? "in pieces" : "whole");
+    DenseActorCritic<double> fast(layout_);
+    fast.set_small_products(pieces);
+    fast.Unroll(params_.data(), obs.data_ptr<double>(), kSeqs, kLength,
+                initial.data_ptr<double>(), end.data());
+    EXPECT_LE(RelativeDifference(
+                  std::vector<double>(fast.policy(), fast.policy() + kAll * p),
+                  want_policy),
+              1e-12);
+    std::vector<double> grads(params_.size(), 0.0);
+    fast.Backward(params_.data(), obs.data_ptr<double>(), kAll,
+                  d_policy.data_ptr<double>(), d_values.data_ptr<double>(),
+                  grads.data(), {kSeqs, end.data()});
+    EXPECT_LE(RelativeDifference(grads, want), 1e-12);
+  }
 }
 
 TEST_P(DenseLstmPathTest, OutputGradientEqualsAutogradOfTheLossInDouble) {
