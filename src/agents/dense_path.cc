@@ -52,7 +52,14 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
 // (25.0 / 30.3); 13 x 128 -> 512 26.8 -> 10.9; minatar-conv's weight
 // gradient, [16, 36] over k = 5120, 96.8 -> 41.0 us in 4 pieces of k
 // (Haswell 105 either way).
+// The small kernels' limits as OpenBLAS 0.3.21 checks them (its
+// sgemm_small_matrix_permit for these kernels): m n k <= 1e6, and for the
+// products below that reach it transposed (its "TN" case: W x^T and the
+// convolutions' weight gradients), also a result of at most 1200 elements
+// and k >= 32. d h_prev reaches it untransposed, with no further limit.
 constexpr int64_t kSmallProduct = 1000000;
+constexpr int64_t kSmallResult = 1200;
+constexpr int64_t kSmallMinK = 32;
 constexpr int64_t kSmallBlock = 32;
 
 bool SmallMatrixKernels() {
@@ -99,8 +106,10 @@ void RowsTimesWeights(const T* w, const T* x, int64_t ldx, int64_t rows,
     scratch->resize(static_cast<size_t>(out * rows));
     T* t = scratch->data();
     const int64_t block =
-        small_products && kSmallBlock * rows * in <= kSmallProduct ? kSmallBlock
-                                                                   : out;
+        small_products && kSmallBlock * rows * in <= kSmallProduct &&
+                kSmallBlock * rows <= kSmallResult && in >= kSmallMinK
+            ? kSmallBlock
+            : out;
     for (int64_t j = 0; j < out; j += block) {
       Gemm(false, true, std::min(block, out - j), rows, in, w + j * in, in, x,
            ldx, /*accumulate=*/false, t + j * rows, rows);
@@ -1172,7 +1181,8 @@ void DenseActorCritic<T>::BackwardTrunk(const T* params, const T* obs,
     // In pieces of the rows' positions (k) that OpenBLAS's small-matrix
     // kernels take, where it has them (above).
     int64_t piece = n;
-    while (small_products_ && piece > 64 &&
+    while (small_products_ && c.out_channels * c.patch() <= kSmallResult &&
+           piece > 2 * kSmallMinK &&
            c.out_channels * c.patch() * piece > kSmallProduct) {
       piece = (piece + 1) / 2;
     }

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -160,16 +161,22 @@ TEST(BlasKernelTest, AProgramStartedOnGenericKernelsRestartsOnTheBestOne) {
   // to another machine is). The check used to go by "openblas" in the
   // path and let such a program run on the generic kernels.
   const testing::TempDir bundle("blas_bundle");
+  // As train_a3c prints it: resolved (the temporary folder may be a link).
+  const std::string folder = std::filesystem::canonical(bundle.path());
   const std::string openblas = OpenBlasItself();
   ASSERT_FALSE(openblas.empty());
-  std::filesystem::copy_file(BlasLibrary(), bundle.path() / "libblas.so.3");
-  std::filesystem::copy_file(openblas, bundle.path() / "libopenblas.so.0");
-  const testing::ProcessRun moved =
-      Shell(CleanEnv() + "LD_LIBRARY_PATH=" + bundle.path().string() +
-            " OPENBLAS_CORETYPE=Prescott ASYNCRL_BLAS_TEST_FORCED_CORETYPE=1 " +
-            std::string(TRAIN_A3C_BIN) + " --version");
+  std::filesystem::copy_file(BlasLibrary(), folder + "/libblas.so.3");
+  std::filesystem::copy_file(openblas, folder + "/libopenblas.so.0");
+  const char* old_path = std::getenv("LD_LIBRARY_PATH");
+  const std::string path = folder + (old_path != nullptr && old_path[0] != '\0'
+                                         ? ":" + std::string(old_path)
+                                         : "");
+  const testing::ProcessRun moved = Shell(
+      CleanEnv() + "LD_LIBRARY_PATH='" + path +
+      "' OPENBLAS_CORETYPE=Prescott ASYNCRL_BLAS_TEST_FORCED_CORETYPE=1 " +
+      std::string(TRAIN_A3C_BIN) + " --version");
   ASSERT_EQ(moved.status, 0) << moved.output;
-  EXPECT_NE(moved.output.find("blas: " + bundle.path().string() +
+  EXPECT_NE(moved.output.find("blas: " + folder +
                               "/libblas.so.3 (OpenBLAS kernel " + best + ")\n"),
             std::string::npos)
       << moved.output;

@@ -124,7 +124,9 @@ std::string CurrentBlasKernel() {
   // openblas-*/libblas.so.3 is a thin library over libopenblas.so.0),
   // whatever its file is called: a copy under another name, in a folder
   // on LD_LIBRARY_PATH, is still OpenBLAS (dlsym on a handle searches the
-  // library and its dependencies, not the whole process).
+  // library and its dependencies, not the whole process). An OpenBLAS
+  // linked statically into the program is not recognized (dlopen does not
+  // find the program by its file name): the check then changes nothing.
   void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
   Dl_info info{};
   if (sgemm == nullptr || dladdr(sgemm, &info) == 0 ||

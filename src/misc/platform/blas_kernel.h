@@ -55,7 +55,7 @@ std::string BlasLibrary();
 
 // The kernel OpenBLAS runs in this process (openblas_get_corename), or ""
 // if the library that answers sgemm_ is not OpenBLAS's. Known by its
-// symbols (the library or one it depends on defines
+// symbols (the shared library or one it depends on defines
 // openblas_get_corename), not by its file's name.
 std::string CurrentBlasKernel();
 
