@@ -11,7 +11,6 @@
 #include "asyncrl/agents/distributions.h"
 #include "asyncrl/agents/fast_math.h"
 #include "asyncrl/misc/check.h"
-#include "asyncrl/misc/platform/blas_kernel.h"
 
 namespace asyncrl {
 namespace {
@@ -61,11 +60,6 @@ constexpr int64_t kSmallProduct = 1000000;
 constexpr int64_t kSmallResult = 1200;
 constexpr int64_t kSmallMinK = 32;
 constexpr int64_t kSmallBlock = 32;
-
-bool SmallMatrixKernels() {
-  static const bool yes = KernelTier(CurrentBlasKernel()) == 4;
-  return yes;
-}
 
 // y += W x for one row: gemv skips gemm's packing, which dominates at 1 row.
 void GemvAccumulate(int64_t out, int64_t in, const float* w, const float* x,
@@ -444,7 +438,6 @@ DenseActorCritic<T>::DenseActorCritic(DenseLayout layout)
       conv_acts_(layout_.convs.size()),
       trunk_acts_(layout_.trunk.size()),
       cells_(layout_.lstm.size()) {
-  small_products_ = SmallMatrixKernels();
   for (size_t c = 0; c < cells_.size(); ++c) {
     cells_[c].encoder.resize(layout_.lstm[c].encoder.size());
   }

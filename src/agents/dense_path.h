@@ -49,6 +49,7 @@
 
 #include "asyncrl/agents/flat_parameters.h"
 #include "asyncrl/agents/models.h"
+#include "asyncrl/misc/platform/blas_kernel.h"
 
 namespace asyncrl {
 
@@ -313,7 +314,7 @@ class DenseActorCritic {
   // and the backward pass rebuilds them.
   static constexpr int64_t kKeptColumnsBytes = int64_t{32} << 20;
   int64_t kept_columns_bytes_ = kKeptColumnsBytes;
-  bool small_products_ = false;  // Set by the constructor.
+  bool small_products_ = BlasHasSmallMatrixKernels();
   std::vector<std::vector<T>> kept_cols_;
   int64_t cols_capacity_ = 0;
   int64_t cols_rows_ = 0;

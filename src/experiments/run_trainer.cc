@@ -135,13 +135,8 @@ class TrainerRun {
       extensions.push_back(std::make_shared<HostsExtension>(f_.dist));
     }
     if (plugins_.extensions) {
-      for (auto& extension : plugins_.extensions(f_)) {
-        if (!extension) {
-          throw std::invalid_argument(plugins_.program +
-                                      ": an extension of the program is null");
-        }
-        extensions.push_back(std::move(extension));
-      }
+      AppendProgramOwn(plugins_.extensions(f_),
+                       "an extension of the program is null", &extensions);
     }
     return extensions;
   }
@@ -304,15 +299,23 @@ class TrainerRun {
       hooks.push_back(LinearEntropyWeightDecay(f_.agent.beta, 0.0, steps));
     }
     if (plugins_.step_hooks) {
-      for (auto& hook : plugins_.step_hooks(f_)) {
-        if (!hook) {
-          throw std::invalid_argument(plugins_.program +
-                                      ": step_hooks returned an empty hook");
-        }
-        hooks.push_back(std::move(hook));
-      }
+      AppendProgramOwn(plugins_.step_hooks(f_),
+                       "step_hooks returned an empty hook", &hooks);
     }
     return hooks;
+  }
+
+  // Appends the program's own `items` (its extensions or step hooks) to
+  // `to`; an empty one is refused with `problem`, named after the program.
+  template <typename T>
+  void AppendProgramOwn(std::vector<T> items, const std::string& problem,
+                        std::vector<T>* to) const {
+    for (T& item : items) {
+      if (!item) {
+        throw std::invalid_argument(plugins_.program + ": " + problem);
+      }
+      to->push_back(std::move(item));
+    }
   }
 
   // Loads checkpoint `dir` (given as --flag) into `agent`; one the agent

@@ -144,6 +144,11 @@ std::string CurrentBlasKernel() {
   return core != nullptr ? core : "";
 }
 
+bool BlasHasSmallMatrixKernels() {
+  static const bool yes = KernelTier(CurrentBlasKernel()) == 4;
+  return yes;
+}
+
 std::string AddressSpaceLimit() {
   rlimit limit{};
   if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {

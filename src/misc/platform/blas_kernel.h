@@ -59,6 +59,12 @@ std::string BlasLibrary();
 // openblas_get_corename), not by its file's name.
 std::string CurrentBlasKernel();
 
+// Whether the BLAS is OpenBLAS on one of its AVX-512 x86-64 kernels
+// (SkylakeX, Cooperlake, SapphireRapids), the ones with small-matrix
+// kernels: products of m n k <= 1e6 of the shapes they accept computed
+// without packing either operand. Decided once per process.
+bool BlasHasSmallMatrixKernels();
+
 // Re-executes this program (/proc/self/exe with the same arguments) with
 // OPENBLAS_CORETYPE set when DecideBlasKernel says so, after logging its
 // message at info level; returns if not (or if exec fails, with a warning).
