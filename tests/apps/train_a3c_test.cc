@@ -1086,6 +1086,30 @@ TEST(TrainA3CTest, MinatarPresetsRecordTheirSettings) {
   EXPECT_DOUBLE_EQ(std::stod(RecordedOption(shared, "beta")), 0.02);
 }
 
+// Space Invaders' preset is PPO with the shared Adam, a decaying rate and
+// greedy evaluations; 600 steps are more than one worker's rollout (32
+// steps of 16 environments), so an update ran and the checkpoint is PPO's.
+TEST(TrainA3CTest, SpaceInvadersPresetRecordsItsSettings) {
+  TempDir dir("spaceinvaders_preset");
+  const fs::path folder = RunPreset(dir, "minatar-spaceinvaders.conf", "600");
+  const std::vector<std::pair<std::string, std::string>> text = {
+      {"env", "MinAtar/SpaceInvaders"},
+      {"algorithm", "ppo"},
+      {"optimizer", "adam"},
+      {"lr-decay", "true"},
+      {"act-deterministically", "true"},
+      {"t-max", "32"},
+      {"epochs", "3"},
+      {"minibatches", "4"}};
+  for (const auto& [key, want] : text) {
+    EXPECT_EQ(RecordedOption(folder, key), want) << key;
+  }
+  EXPECT_DOUBLE_EQ(std::stod(RecordedOption(folder, "lr")), 1e-3);
+  EXPECT_DOUBLE_EQ(std::stod(RecordedOption(folder, "beta")), 0.02);
+  EXPECT_EQ(LoadCheckpointDir((folder / "600_finish").string()).agent_type(),
+            "ppo");
+}
+
 // configs/chainerrl-gym.conf is the reference's gym example setting for
 // setting (issue 25: it ran 16 environments per process, the file predating
 // that default): what a run from it records, value by value.
