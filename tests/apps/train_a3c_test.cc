@@ -1087,8 +1087,8 @@ TEST(TrainA3CTest, MinatarPresetsRecordTheirSettings) {
 }
 
 // Space Invaders' preset is PPO with the shared Adam, a decaying rate and
-// greedy evaluations; 600 steps are more than one worker's rollout (32
-// steps of 16 environments), so an update ran and the checkpoint is PPO's.
+// greedy evaluations; its run of 600 steps (more than one worker's
+// rollout of 32 steps of 16 environments) ends in a PPO checkpoint.
 TEST(TrainA3CTest, SpaceInvadersPresetRecordsItsSettings) {
   TempDir dir("spaceinvaders_preset");
   const fs::path folder = RunPreset(dir, "minatar-spaceinvaders.conf", "600");
