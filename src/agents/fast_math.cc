@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "asyncrl/agents/lstm_gate_gradients.h"
 #include "asyncrl/misc/platform/vector_clones.h"
 
 namespace asyncrl {
@@ -75,6 +76,14 @@ void SigmoidInPlace(float* __restrict__ x, int64_t n) {
 ASYNCRL_VECTOR_CLONES
 void TanhInPlace(float* __restrict__ x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = Tanh(x[i]);
+}
+
+ASYNCRL_VECTOR_CLONES
+void LstmGateGradients(int64_t h, const float* gates, const float* tanh_c,
+                       const float* c_prev, const float* d_h, bool carried,
+                       const float* carry_h, float* carry_c, float* d_gates) {
+  LstmGateGradientsScalar(h, gates, tanh_c, c_prev, d_h, carried, carry_h,
+                          carry_c, d_gates);
 }
 
 }  // namespace fast_math

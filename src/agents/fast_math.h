@@ -33,6 +33,12 @@ void SigmoidInPlace(float* x, int64_t n);
 // x[i] = tanh(x[i]).
 void TanhInPlace(float* x, int64_t n);
 
+// One step of an LSTM cell's backward pass for one sequence, in float
+// (agents/lstm_gate_gradients.h says what it computes), vectorized.
+void LstmGateGradients(int64_t h, const float* gates, const float* tanh_c,
+                       const float* c_prev, const float* d_h, bool carried,
+                       const float* carry_h, float* carry_c, float* d_gates);
+
 }  // namespace fast_math
 }  // namespace asyncrl
 
