@@ -49,18 +49,20 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
 // cblas_sgemm alone, Cooperlake kernel / Haswell kernel: 16 rows x
 // Linear(1024, 128) as W x^T 37.0 -> 25.0 us in blocks of 32 outputs
 // (Haswell: 51.0 whole, 60.1 in blocks); 16 x 128 -> 512 15.3 -> 12.6
-// (25.0 / 30.3); 13 x 128 -> 512 26.8 -> 10.9; minatar-conv's weight
+// (25.0 / 30.3); 13 x 128 -> 512 26.8 -> 10.9 (the first route for few
+// rows; DirectSmallBlock, below, is faster); minatar-conv's weight
 // gradient, [16, 36] over k = 5120, 96.8 -> 41.0 us in 4 pieces of k
 // (Haswell 105 either way).
 // The small kernels' limits as OpenBLAS 0.3.21 checks them (its
-// sgemm_small_matrix_permit for these kernels): m n k <= 1e6, and for the
-// products below that reach it transposed (its "TN" case: W x^T and the
-// convolutions' weight gradients), also a result of at most 1200 elements
-// and k >= 32. d h_prev reaches it untransposed, with no further limit.
+// sgemm_small_matrix_permit for these kernels): m n k <= 1e6, and for a
+// row-major product whose second operand is transposed (its column-major
+// "TN" case: x W^T, W x^T and the convolutions' weight gradients), also a
+// result of at most 1200 elements and k >= 32. d h_prev (neither
+// transposed) and the weight gradients dY^T X (the first transposed) have
+// no further limit; both transposed ("TT") has no small kernel.
 constexpr int64_t kSmallProduct = 1000000;
 constexpr int64_t kSmallResult = 1200;
 constexpr int64_t kSmallMinK = 32;
-constexpr int64_t kSmallBlock = 32;
 
 // y += W x for one row: gemv skips gemm's packing, which dominates at 1 row.
 void GemvAccumulate(int64_t out, int64_t in, const float* w, const float* x,
@@ -77,31 +79,17 @@ void GemvAccumulate(int64_t out, int64_t in, const double* w, const double* x,
               1);
 }
 
-// y += x W^T for `rows` rows of x ([rows, in], rows `ldx` apart) and W
-// ([out, in], row-major); y [rows, out], rows `ldy` apart. gemv for one
-// row (gemm's packing dominates there). For a few rows and many outputs,
-// gemm as W x^T ([out, rows], through `scratch`) then transposed into y:
-// OpenBLAS packs the operand on gemm's m side for every call, and W there
-// costs ~2x the product itself. Measured with cblas_sgemm alone, 16 rows x
-// Linear(1024, 128) (minatar-conv's trunk while acting with 16
-// environments): 61 -> 36 us (SkylakeX kernel), 61 -> 51 us (Haswell);
-// 16 x Linear(200, 200) 14.1 -> 10.3 us; 16 x 128 -> 512 (an LSTM's
-// recurrent gates) 21.5 -> 16.1 us; at 80 rows both ways are within 5%,
-// and with few outputs (the heads) the direct product is faster. With
-// OpenBLAS's small-matrix kernels, W x^T goes in blocks of 32 outputs
-// (above).
-//
-// With the small-matrix kernels and up to ~37 rows, x W^T itself goes in
-// balanced blocks of outputs (a multiple of 16, at least 32) the kernels
-// take: a result of at most 1200 elements, m n k <= 1e6, k >= 32. No
-// transposition then, and the product accumulates into y directly.
-// Measured with cblas_sgemm alone (Cooperlake kernel), against the W x^T
-// blocks of 32: 16 rows x 128 -> 512 (an LSTM's gates while acting) 16.6
-// -> 14.3 us, 16 x 200 -> 512 27.8 -> 24.3, 16 x Linear(200, 200) 10.7 ->
-// 9.2, 13 rows x 128 -> 512 15.3 -> 13.6, 8 x Linear(1024, 128) 16.6 ->
-// 15.3, 32 x 128 -> 512 36.5 -> 28.7; 16 x Linear(1024, 128) (blocks of
-// 48) 33.9 -> 34.1. Blocks of 16 (40 rows and more) were slower as often
-// as faster, so those rows keep the route below.
+// With the small-matrix kernels, x W^T for up to ~37 rows (an agent's
+// environments while acting) goes in balanced blocks of outputs (a
+// multiple of 16, at least 32) the kernels take: a result of at most 1200
+// elements, m n k <= 1e6, k >= 32. The block, or 0 where none qualifies.
+// Measured with cblas_sgemm alone (Cooperlake kernel), against W x^T in
+// blocks of 32 outputs transposed into y (the route before): 16 rows x 128
+// -> 512 (an LSTM's gates) 16.6 -> 14.3 us, 16 x 200 -> 512 27.8 -> 24.3,
+// 16 x Linear(200, 200) 10.7 -> 9.2, 13 rows x 128 -> 512 15.3 -> 13.6, 8 x
+// Linear(1024, 128) 16.6 -> 15.3, 32 x 128 -> 512 36.5 -> 28.7; 16 x
+// Linear(1024, 128) (blocks of 48) 33.9 -> 34.1. Blocks of 16 (40 rows and
+// more) were slower as often as faster.
 int64_t DirectSmallBlock(int64_t rows, int64_t out, int64_t in) {
   if (rows < 2 || in < kSmallMinK) return 0;
   const int64_t most =
@@ -112,31 +100,36 @@ int64_t DirectSmallBlock(int64_t rows, int64_t out, int64_t in) {
   return ((out + blocks - 1) / blocks + 15) / 16 * 16;
 }
 
+// y += x W^T for `rows` rows of x ([rows, in], rows `ldx` apart) and W
+// ([out, in], row-major); y [rows, out], rows `ldy` apart. gemv for one
+// row (gemm's packing dominates there); with the small-matrix kernels,
+// blocks of outputs where they take them (above). Otherwise, for a few rows
+// and many outputs, gemm as W x^T ([out, rows], through `scratch`) then
+// transposed into y: OpenBLAS packs the operand on gemm's m side for every
+// call, and W there costs ~2x the product itself. Measured with
+// cblas_sgemm alone, 16 rows x Linear(1024, 128) (minatar-conv's trunk
+// while acting with 16 environments): 61 -> 36 us (SkylakeX kernel), 61 ->
+// 51 us (Haswell); 16 x Linear(200, 200) 14.1 -> 10.3 us; 16 x 128 -> 512
+// (an LSTM's recurrent gates) 21.5 -> 16.1 us; at 80 rows both ways are
+// within 5%, and with few outputs (the heads) the direct product is faster.
 template <typename T>
 void RowsTimesWeights(const T* w, const T* x, int64_t ldx, int64_t rows,
                       int64_t out, int64_t in, T* y, int64_t ldy,
                       std::vector<T>* scratch, bool small_products) {
   if (rows <= 0) return;
-  const int64_t direct = small_products ? DirectSmallBlock(rows, out, in) : 0;
+  const int64_t block = small_products ? DirectSmallBlock(rows, out, in) : 0;
   if (rows == 1) {
     GemvAccumulate(out, in, w, x, y);
-  } else if (direct > 0) {
-    for (int64_t j = 0; j < out; j += direct) {
-      Gemm(false, true, rows, std::min(direct, out - j), in, x, ldx, w + j * in,
+  } else if (block > 0) {
+    for (int64_t j = 0; j < out; j += block) {
+      Gemm(false, true, rows, std::min(block, out - j), in, x, ldx, w + j * in,
            in, /*accumulate=*/true, y + j, ldy);
     }
   } else if (out >= 32 && out >= 4 * rows) {
     scratch->resize(static_cast<size_t>(out * rows));
     T* t = scratch->data();
-    const int64_t block =
-        small_products && kSmallBlock * rows * in <= kSmallProduct &&
-                kSmallBlock * rows <= kSmallResult && in >= kSmallMinK
-            ? kSmallBlock
-            : out;
-    for (int64_t j = 0; j < out; j += block) {
-      Gemm(false, true, std::min(block, out - j), rows, in, w + j * in, in, x,
-           ldx, /*accumulate=*/false, t + j * rows, rows);
-    }
+    Gemm(false, true, out, rows, in, w, in, x, ldx, /*accumulate=*/false, t,
+         rows);
     for (int64_t r = 0; r < rows; ++r) {
       T* dst = y + r * ldy;
       for (int64_t o = 0; o < out; ++o) dst[o] += t[o * rows + r];
