@@ -50,17 +50,13 @@ spec() {
       [ -n "${paper[$game]:-}" ] || { echo "$0: unknown game $game (accepted: ${!paper[*]})" >&2; exit 2; }
       # configs/minatar.conf's larger entropy bonus hurts Freeway (measured
       # there): Freeway runs on the defaults. Breakout has its own preset
-      # (a larger learning rate, worse for Space Invaders); Space Invaders
-      # has its own (PPO with Adam, worse for Breakout).
-      if [ "$game" = Freeway ]; then
-        echo "minatar-$game|${paper[$game]}|$minatar_steps|no|--env MinAtar/$game --eval-interval 100000"
-      elif [ "$game" = Breakout ]; then
-        echo "minatar-$game|${paper[$game]}|$minatar_steps|no|--config configs/minatar-breakout.conf"
-      elif [ "$game" = SpaceInvaders ]; then
-        echo "minatar-$game|${paper[$game]}|$minatar_steps|no|--config configs/minatar-spaceinvaders.conf"
-      else
-        echo "minatar-$game|${paper[$game]}|$minatar_steps|no|--config configs/minatar.conf --env MinAtar/$game"
-      fi ;;
+      # (a larger learning rate); Asterix, Seaquest and Space Invaders run
+      # configs/minatar-ppo.conf (PPO with Adam, worse for Breakout).
+      case $game in
+        Freeway) echo "minatar-$game|${paper[$game]}|$minatar_steps|no|--env MinAtar/$game --eval-interval 100000" ;;
+        Breakout) echo "minatar-$game|${paper[$game]}|$minatar_steps|no|--config configs/minatar-breakout.conf" ;;
+        *) echo "minatar-$game|${paper[$game]}|$minatar_steps|no|--config configs/minatar-ppo.conf --env MinAtar/$game" ;;
+      esac ;;
     *) echo "$0: unknown task $1 (accepted: acrobot pendulum mountaincar cartpole minatar MinAtar/<Game>)" >&2; exit 2 ;;
   esac
 }

@@ -1021,11 +1021,11 @@ TEST(TrainA3CTest, TheEvaluationScheduleDoesNotOverflowNearTheLastStep) {
 // run of it records its settings.
 // A short run of configs/<name>: its run folder (the run must succeed).
 fs::path RunPreset(const TempDir& dir, const std::string& name,
-                   const std::string& steps) {
+                   const std::string& steps, const std::string& flags = "") {
   const ProcessRun run =
       TrainA3C("--config " + std::string(ASYNCRL_SOURCE_DIR) + "/configs/" +
                name + " --outdir " + dir.str() + " --processes 1 --steps " +
-               steps + " --quiet");
+               steps + " --quiet " + flags);
   EXPECT_EQ(run.status, 0) << run.output;
   return RunFolder(run);
 }
@@ -1086,14 +1086,16 @@ TEST(TrainA3CTest, MinatarPresetsRecordTheirSettings) {
   EXPECT_DOUBLE_EQ(std::stod(RecordedOption(shared, "beta")), 0.02);
 }
 
-// Space Invaders' preset is PPO with the shared Adam, a decaying rate and
-// greedy evaluations; its run of 600 steps (more than one worker's
-// rollout of 32 steps of 16 environments) ends in a PPO checkpoint.
-TEST(TrainA3CTest, SpaceInvadersPresetRecordsItsSettings) {
-  TempDir dir("spaceinvaders_preset");
-  const fs::path folder = RunPreset(dir, "minatar-spaceinvaders.conf", "600");
+// The MinAtar PPO preset (Asterix, Seaquest, Space Invaders) is PPO with
+// the shared Adam, a decaying rate and greedy evaluations, the game from
+// the command line; its run of 600 steps (more than one worker's rollout
+// of 32 steps of 16 environments) ends in a PPO checkpoint.
+TEST(TrainA3CTest, MinatarPpoPresetRecordsItsSettings) {
+  TempDir dir("minatar_ppo_preset");
+  const fs::path folder =
+      RunPreset(dir, "minatar-ppo.conf", "600", "--env MinAtar/Seaquest");
   const std::vector<std::pair<std::string, std::string>> text = {
-      {"env", "MinAtar/SpaceInvaders"},
+      {"env", "MinAtar/Seaquest"},
       {"algorithm", "ppo"},
       {"optimizer", "adam"},
       {"lr-decay", "true"},
