@@ -55,7 +55,8 @@ spec() {
       case $game in
         Freeway) echo "minatar-$game|${paper[$game]}|$minatar_steps|no|--env MinAtar/$game --eval-interval 100000" ;;
         Breakout) echo "minatar-$game|${paper[$game]}|$minatar_steps|no|--config configs/minatar-breakout.conf" ;;
-        *) echo "minatar-$game|${paper[$game]}|$minatar_steps|no|--config configs/minatar-ppo.conf --env MinAtar/$game" ;;
+        Asterix|Seaquest|SpaceInvaders) echo "minatar-$game|${paper[$game]}|$minatar_steps|no|--config configs/minatar-ppo.conf --env MinAtar/$game" ;;
+        *) echo "minatar-$game|${paper[$game]}|$minatar_steps|no|--config configs/minatar.conf --env MinAtar/$game" ;;
       esac ;;
     *) echo "$0: unknown task $1 (accepted: acrobot pendulum mountaincar cartpole minatar MinAtar/<Game>)" >&2; exit 2 ;;
   esac

@@ -49,8 +49,9 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
 // cblas_sgemm alone, Cooperlake kernel / Haswell kernel: 16 rows x
 // Linear(1024, 128) as W x^T 37.0 -> 25.0 us in blocks of 32 outputs
 // (Haswell: 51.0 whole, 60.1 in blocks); 16 x 128 -> 512 15.3 -> 12.6
-// (25.0 / 30.3); 13 x 128 -> 512 26.8 -> 10.9 (the first route for few
-// rows; DirectSmallBlock, below, is faster); minatar-conv's weight
+// (25.0 / 30.3); 13 x 128 -> 512 26.8 -> 10.9 (that session's figures,
+// for the route few rows took until DirectSmallBlock, below, replaced it:
+// faster in the loops, measured there); minatar-conv's weight
 // gradient, [16, 36] over k = 5120, 96.8 -> 41.0 us in 4 pieces of k
 // (Haswell 105 either way).
 // The small kernels' limits as OpenBLAS 0.3.21 checks them (its
@@ -80,10 +81,12 @@ void GemvAccumulate(int64_t out, int64_t in, const double* w, const double* x,
 }
 
 // With the small-matrix kernels, x W^T for up to ~37 rows (an agent's
-// environments while acting) goes in balanced blocks of outputs (a
-// multiple of 16, at least 32) the kernels take: a result of at most 1200
-// elements, m n k <= 1e6, k >= 32. The block, or 0 where none qualifies.
-// Measured with cblas_sgemm alone (Cooperlake kernel), against W x^T in
+// environments while acting) goes whole where the kernels take it (a
+// result of at most 1200 elements, m n k <= 1e6, k >= 32), else in blocks
+// of outputs they take: a multiple of 16, at least 32, about equal (the
+// last takes the remainder). The block, or 0 where none qualifies.
+// Measured with cblas_sgemm alone (Cooperlake kernel, a later session than
+// the figures above; scratch and transposition included), against W x^T in
 // blocks of 32 outputs transposed into y (the route before): 16 rows x 128
 // -> 512 (an LSTM's gates) 16.6 -> 14.3 us, 16 x 200 -> 512 27.8 -> 24.3,
 // 16 x Linear(200, 200) 10.7 -> 9.2, 13 rows x 128 -> 512 15.3 -> 13.6, 8 x
@@ -92,9 +95,10 @@ void GemvAccumulate(int64_t out, int64_t in, const double* w, const double* x,
 // more) were slower as often as faster.
 int64_t DirectSmallBlock(int64_t rows, int64_t out, int64_t in) {
   if (rows < 2 || in < kSmallMinK) return 0;
-  const int64_t most =
-      std::min({out, kSmallResult / rows, kSmallProduct / (rows * in)}) / 16 *
-      16;
+  const int64_t cap =
+      std::min(kSmallResult / rows, kSmallProduct / (rows * in));
+  if (out <= cap) return out;
+  const int64_t most = cap / 16 * 16;
   if (most < 32) return 0;
   const int64_t blocks = (out + most - 1) / most;
   return ((out + blocks - 1) / blocks + 15) / 16 * 16;
@@ -110,8 +114,10 @@ int64_t DirectSmallBlock(int64_t rows, int64_t out, int64_t in) {
 // cblas_sgemm alone, 16 rows x Linear(1024, 128) (minatar-conv's trunk
 // while acting with 16 environments): 61 -> 36 us (SkylakeX kernel), 61 ->
 // 51 us (Haswell); 16 x Linear(200, 200) 14.1 -> 10.3 us; 16 x 128 -> 512
-// (an LSTM's recurrent gates) 21.5 -> 16.1 us; at 80 rows both ways are
-// within 5%, and with few outputs (the heads) the direct product is faster.
+// (an LSTM's recurrent gates) 21.5 -> 16.1 us (those with the SkylakeX
+// kernel predate the small-matrix kernels' use: such shapes take
+// DirectSmallBlock's blocks there now); at 80 rows both ways are within
+// 5%, and with few outputs (the heads) the direct product is faster.
 template <typename T>
 void RowsTimesWeights(const T* w, const T* x, int64_t ldx, int64_t rows,
                       int64_t out, int64_t in, T* y, int64_t ldy,
@@ -143,14 +149,16 @@ void RowsTimesWeights(const T* w, const T* x, int64_t ldx, int64_t rows,
 // C = A^T B ([m, n]; A [k, m], B [k, n], row-major): a layer's weight
 // gradient over the k rows of an update. With the small-matrix kernels,
 // when the product is over their limit, in pieces of at most 128 rows of C
-// and at least 64 columns (balanced) that they take (m n k <= 1e6): the
+// that they take (m n k <= 1e6), where that allows pieces of 64 columns or
+// more (about equal, each a multiple of 16 but the last): the
 // generic gemm packs both operands and, writing C, first zeroes all of it.
 // Measured with cblas_sgemm alone (Cooperlake kernel), over k = 80 (16
 // environments, 5 steps): [512, 128] 71.2 -> 58.0 us (an LSTM's dW_hh),
 // [512, 200] 97.8 -> 92.0 (fc-*-lstm's dW_ih), [128, 1024] 155.7 -> 144.0
 // (minatar-conv's trunk), [128, 128] 17.7 -> 14.2; over k = 48 8-16%
-// faster. Over k = 160 the pieces are narrower than 64 columns, and those
-// were as often slower (up to 1.4x) as faster: the product stays whole.
+// faster. From k = 123 (e.g. k = 160, or PPO's minibatches of 128 rows)
+// the pieces would be narrower than 64 columns, and those were as often
+// slower (up to 1.4x) as faster: the product stays whole.
 template <typename T>
 void WeightGradient(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
                     const T* b, int64_t ldb, T* c, int64_t ldc,
@@ -244,9 +252,11 @@ void TanhInPlace(double* x, int64_t n) {
 }
 
 // One step of a cell's backward pass for one sequence
-// (agents/lstm_gate_gradients.h): float vectorized in fast_math.cc (the
-// loop was scalar, 4% of the fc-softmax-lstm loop with 16 environments),
-// double the same loop unvectorized.
+// (agents/lstm_gate_gradients.h): float compiled for several vector widths
+// in fast_math.cc (the loop before, with a per-element choice on the carry
+// and pointers that might alias, took 4% of the fc-softmax-lstm loop with
+// 16 environments; now 1.4%), double the same template compiled once
+// (baseline SSE2, not multiversioned).
 void LstmGateGradients(int64_t h, const float* gates, const float* tanh_c,
                        const float* c_prev, const float* d_h, bool carried,
                        const float* carry_h, float* carry_c, float* d_gates) {

@@ -322,10 +322,10 @@ TEST_P(DensePathTest, BackwardEqualsAutogradInDouble) {
 
 // Many rows, as an agent with 16 environments acts and learns: forwarded
 // 16 at a time, then the backward pass over all 48. With the products cut
-// into the pieces OpenBLAS's small-matrix kernels take (blocks of 32
-// outputs while acting, the convolutions' weight gradients in pieces of
-// their k) and whole, whatever kernel runs them: both equal LibTorch and
-// autograd in double.
+// into the pieces OpenBLAS's small-matrix kernels take (x W^T in blocks of
+// outputs while acting, the weight gradients over the 48 rows in pieces
+// of rows and columns, the convolutions' in pieces of their k) and whole,
+// whatever kernel runs them: both equal LibTorch and autograd in double.
 TEST_P(DensePathTest, ManyRowsEqualLibTorchWithProductsInPiecesOrWhole) {
   constexpr int64_t kMany = 48;
   constexpr int64_t kStep = 16;
@@ -620,9 +620,10 @@ TEST_P(DenseLstmPathTest, BackwardThroughTimeEqualsAutogradInDouble) {
 }
 
 // 16 sequences (an agent with 16 environments) of 3 steps, two of them
-// ending mid-rollout: the gates' products (in blocks of 32 outputs) and
-// d h_prev's (in column blocks, at the default 128 units) cut into the
-// pieces OpenBLAS's small-matrix kernels take, and whole: both equal
+// ending mid-rollout: the gates' products (in blocks of outputs), d
+// h_prev's (in column blocks, at the default 128 units) and the weight
+// gradients over the 48 rows (in pieces) cut into the pieces OpenBLAS's
+// small-matrix kernels take, and whole: both equal
 // LibTorch's unrolled graph and autograd in double, whatever kernel runs
 // them.
 TEST_P(DenseLstmPathTest, SixteenSequencesEqualAutogradInPiecesOrWhole) {
