@@ -174,7 +174,8 @@ void WeightGradient(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
       piece_m = rows;
       const int64_t n_pieces = (n + most - 1) / most;
       piece_n = (n + n_pieces - 1) / n_pieces;
-      // Rounded up to a multiple of 16, still at most `most` (one).
+      // Rounded up to a multiple of 16: still at most `most`, itself a
+      // multiple of 16 here (n_pieces > 1).
       if (piece_n < n) piece_n = (piece_n + 15) / 16 * 16;
     }
   }
@@ -267,8 +268,8 @@ void LstmGateGradients(int64_t h, const double* gates, const double* tanh_c,
                        const double* c_prev, const double* d_h, bool carried,
                        const double* carry_h, double* carry_c,
                        double* d_gates) {
-  LstmGateGradientsScalar(h, gates, tanh_c, c_prev, d_h, carried, carry_h,
-                          carry_c, d_gates);
+  LstmGateGradientsStep(h, gates, tanh_c, c_prev, d_h, carried, carry_h,
+                        carry_c, d_gates);
 }
 
 // The activations of one row's gates [i, f, g, o] (each `h` wide) in place,

@@ -82,8 +82,8 @@ ASYNCRL_VECTOR_CLONES
 void LstmGateGradients(int64_t h, const float* gates, const float* tanh_c,
                        const float* c_prev, const float* d_h, bool carried,
                        const float* carry_h, float* carry_c, float* d_gates) {
-  LstmGateGradientsScalar(h, gates, tanh_c, c_prev, d_h, carried, carry_h,
-                          carry_c, d_gates);
+  LstmGateGradientsStep(h, gates, tanh_c, c_prev, d_h, carried, carry_h,
+                        carry_c, d_gates);
 }
 
 }  // namespace fast_math

@@ -38,10 +38,11 @@ inline void LstmGateGradientsLoop(int64_t h, const T* __restrict__ gates,
   }
 }
 
+// The loop above for a step that did or did not carry a gradient back.
 template <typename T>
-inline void LstmGateGradientsScalar(int64_t h, const T* gates, const T* tanh_c,
-                                    const T* c_prev, const T* d_h, bool carried,
-                                    const T* carry_h, T* carry_c, T* d_gates) {
+inline void LstmGateGradientsStep(int64_t h, const T* gates, const T* tanh_c,
+                                  const T* c_prev, const T* d_h, bool carried,
+                                  const T* carry_h, T* carry_c, T* d_gates) {
   if (carried) {
     LstmGateGradientsLoop<true>(h, gates, tanh_c, c_prev, d_h, carry_h, carry_c,
                                 d_gates);
