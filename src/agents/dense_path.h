@@ -150,6 +150,13 @@ class DenseActorCritic {
   // one of its AVX-512 kernels, which have them. Tests set both ways; the
   // results are the same within rounding.
   void set_small_products(bool on) { small_products_ = on; }
+  // How the first convolution is computed. kAuto: over the lines of its
+  // input that are not all zeros where few are (MinAtar's frames: 6 of
+  // Breakout's 40), else as im2col and gemm; kNever and kAlways force one.
+  // Tests set all three; the results are the same within rounding
+  // (agents/sparse_convolution.h).
+  enum class SparseInputs { kAuto, kNever, kAlways };
+  void set_sparse_inputs(SparseInputs mode) { sparse_inputs_ = mode; }
 
   // The outputs for `rows` observations `obs` ([rows, obs_size],
   // row-major) with the parameters `params` (the flat layout), computed into
@@ -246,8 +253,22 @@ class DenseActorCritic {
   void BackwardTrunk(const T* params, const T* obs, int64_t rows, T* grads);
   // Through conv layer `l`'s ReLU: d_conv_ (d L / d its output, [rows,
   // out size]) into conv_out_ ([out channels, rows * positions], the
-  // columns' order), and its bias's gradient into `grads`.
-  void ConvOutputGradient(size_t l, int64_t rows, T* grads);
+  // columns' order; `rows_first`: [rows, out size], the sparse route's),
+  // and its bias's gradient into `grads`.
+  void ConvOutputGradient(size_t l, int64_t rows, T* grads, bool rows_first);
+  // Whether the first convolution takes the sparse route for `rows` inputs
+  // (`in`, rows `stride` apart): sparse_inputs_, and under kAuto whether
+  // their nonzeros are few enough.
+  bool SparseFirstConvolution(const T* in, int64_t stride, int64_t rows) const;
+  // The first convolution, bias and ReLU over the rows' lines that are not
+  // all zeros, into `y` ([rows, out size], conv_acts_'s layout).
+  void SparseConvolution(const T* params, const T* in, int64_t stride,
+                         int64_t rows, T* y);
+  // The first convolution's weight gradient (overwritten in `grads`) from
+  // conv_out_ (ConvOutputGradient's, rows first) and the rows' lines that
+  // are not all zeros.
+  void SparseConvolutionGradient(const T* in, int64_t stride, int64_t rows,
+                                 T* grads);
   // d_cols_ (d L / d conv layer `l`'s columns) added back over the patches
   // into d_conv_, which becomes d L / d the layer's input.
   void Col2Im(size_t l, int64_t rows);
@@ -315,6 +336,9 @@ class DenseActorCritic {
   static constexpr int64_t kKeptColumnsBytes = int64_t{32} << 20;
   int64_t kept_columns_bytes_ = kKeptColumnsBytes;
   bool small_products_ = BlasHasSmallMatrixKernels();
+  SparseInputs sparse_inputs_ = SparseInputs::kAuto;
+  // The sparse route's scratch: a row's lines that are not all zeros.
+  std::vector<int64_t> sparse_index_;
   std::vector<std::vector<T>> kept_cols_;
   int64_t cols_capacity_ = 0;
   int64_t cols_rows_ = 0;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "asyncrl/agents/lstm_gate_gradients.h"
+#include "asyncrl/agents/sparse_convolution.h"
 #include "asyncrl/misc/platform/vector_clones.h"
 
 namespace asyncrl {
@@ -84,6 +85,20 @@ void LstmGateGradients(int64_t h, const float* gates, const float* tanh_c,
                        const float* carry_h, float* carry_c, float* d_gates) {
   LstmGateGradientsStep(h, gates, tanh_c, c_prev, d_h, carried, carry_h,
                         carry_c, d_gates);
+}
+
+ASYNCRL_VECTOR_CLONES
+void SparseConvolution(const ConvGeometry& g, const float* in, int64_t stride,
+                       int64_t rows, float scale, const float* w,
+                       const float* bias, int64_t* index, float* y) {
+  SparseConvolutionRows(g, in, stride, rows, scale, w, bias, index, y);
+}
+
+ASYNCRL_VECTOR_CLONES
+void SparseConvolutionGradient(const ConvGeometry& g, const float* in,
+                               int64_t stride, int64_t rows, float scale,
+                               const float* d_out, int64_t* index, float* dw) {
+  SparseConvolutionGradientRows(g, in, stride, rows, scale, d_out, index, dw);
 }
 
 }  // namespace fast_math

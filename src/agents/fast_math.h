@@ -24,6 +24,9 @@
 #include <cstdint>
 
 namespace asyncrl {
+
+struct ConvGeometry;  // agents/sparse_convolution.h
+
 namespace fast_math {
 
 // x[i] = e^x[i], i < n.
@@ -38,6 +41,16 @@ void TanhInPlace(float* x, int64_t n);
 void LstmGateGradients(int64_t h, const float* gates, const float* tanh_c,
                        const float* c_prev, const float* d_h, bool carried,
                        const float* carry_h, float* carry_c, float* d_gates);
+
+// The first convolution over the lines of its input that are not all
+// zeros, and its weight gradient, in float (agents/sparse_convolution.h
+// says what they compute), vectorized.
+void SparseConvolution(const ConvGeometry& g, const float* in, int64_t stride,
+                       int64_t rows, float scale, const float* w,
+                       const float* bias, int64_t* index, float* y);
+void SparseConvolutionGradient(const ConvGeometry& g, const float* in,
+                               int64_t stride, int64_t rows, float scale,
+                               const float* d_out, int64_t* index, float* dw);
 
 }  // namespace fast_math
 }  // namespace asyncrl

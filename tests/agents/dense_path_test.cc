@@ -320,6 +320,85 @@ TEST_P(DensePathTest, BackwardEqualsAutogradInDouble) {
   }
 }
 
+// Inputs mostly zeros (MinAtar's frames): the first convolution over its
+// nonzero inputs only, or as im2col and gemm, or as the rows decide
+// (kAuto), and switched between the forward and the backward pass or from
+// one piece to the next (a piece forwarded sparse keeps no columns, so
+// the backward pass builds them, or takes the sparse route, again): all
+// equal LibTorch and autograd in double.
+// DensePathTest's archs with a convolution (ConvCases).
+class DenseConvPathTest : public DensePathTest {};
+
+TEST_P(DenseConvPathTest, SparseInputsEqualLibTorchEitherRoute) {
+  ASSERT_FALSE(layout_.convs.empty()) << GetParam().name;
+  using Sparse = DenseActorCritic<double>::SparseInputs;
+  constexpr int64_t kBackRows = 5;
+  // About 1 input in 10 set, as MinAtar's; what follows the image (Connect
+  // Four's action mask) as it was.
+  torch::manual_seed(23);
+  const int64_t image = layout_.convs.front().in_size();
+  torch::Tensor obs = obs_.clone();
+  obs.slice(1, 0, image) *=
+      (torch::rand({kRows, image}, torch::kDouble) < 0.1).to(torch::kDouble);
+  obs_ = obs;
+  const double* rows = obs_.data_ptr<double>();
+  const ModelOutput want = reference_->Forward(obs_);
+  const int64_t p = layout_.policy_size();
+  const std::vector<double> want_policy =
+      Doubles(PolicyOutput(want).slice(0, 0, 5));
+  const std::vector<double> want_values = Doubles(want.value);
+  const auto d_policy = torch::randn({kBackRows, p}, torch::kDouble);
+  const auto d_values = torch::randn({kBackRows}, torch::kDouble);
+  const ModelOutput out = reference_->Forward(obs_.slice(0, 0, kBackRows));
+  ((PolicyOutput(out) * d_policy).sum() + (out.value * d_values).sum())
+      .backward();
+  const std::vector<double> want_grads = ReferenceGrads();
+  auto expect_all = [&](DenseActorCritic<double>& fast, Sparse backward) {
+    EXPECT_LE(RelativeDifference(
+                  std::vector<double>(fast.policy(), fast.policy() + 5 * p),
+                  want_policy),
+              1e-12);
+    EXPECT_LE(RelativeDifference(
+                  std::vector<double>(fast.values(), fast.values() + kRows),
+                  want_values),
+              1e-12);
+    fast.set_sparse_inputs(backward);
+    std::vector<double> grads(params_.size(), 0.0);
+    fast.Backward(params_.data(), rows, kBackRows, d_policy.data_ptr<double>(),
+                  d_values.data_ptr<double>(), grads.data());
+    EXPECT_LE(RelativeDifference(grads, want_grads), 1e-12);
+  };
+  const std::vector<std::pair<const char*, Sparse>> modes = {
+      {"sparse", Sparse::kAlways},
+      {"dense", Sparse::kNever},
+      {"auto", Sparse::kAuto}};
+  for (const auto& [forward_name, forward] : modes) {
+    for (const auto& [backward_name, backward] : modes) {
+      SCOPED_TRACE(std::string("forward ") + forward_name + ", backward " +
+                   backward_name);
+      DenseActorCritic<double> fast(layout_);
+      fast.set_sparse_inputs(forward);
+      ForwardInPieces(fast);
+      expect_all(fast, backward);
+    }
+  }
+  {
+    // Row 0 dense (its columns kept), rows 1-2 sparse, rows 3-6 dense
+    // again: only row 0's columns are kept.
+    SCOPED_TRACE("routes mixed between pieces");
+    DenseActorCritic<double> fast(layout_);
+    const int64_t o = GetParam().obs_size;
+    fast.set_sparse_inputs(Sparse::kNever);
+    fast.Forward(params_.data(), rows, 1);
+    fast.set_sparse_inputs(Sparse::kAlways);
+    fast.Forward(params_.data(), rows + o, 2, 1);
+    fast.set_sparse_inputs(Sparse::kNever);
+    fast.Forward(params_.data(), rows + 3 * o, 2, 3);
+    fast.Forward(params_.data(), rows + 5 * o, 2, 5, /*with_policy=*/false);
+    expect_all(fast, Sparse::kNever);
+  }
+}
+
 // Many rows, as an agent with 16 environments acts and learns: forwarded
 // 16 at a time, then the backward pass over all 48. With the products cut
 // into the pieces OpenBLAS's small-matrix kernels take (x W^T in blocks of
@@ -412,45 +491,56 @@ TEST_P(DensePathTest, OutputGradientEqualsAutogradOfTheLossInDouble) {
   EXPECT_LE(RelativeDifference(grads, ReferenceGrads()), 1e-12);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Archs, DensePathTest,
-    ::testing::Values(
-        ArchCase{"fc_softmax_default", false, 4, 2, {200, 200}},
-        ArchCase{"fc_softmax_small", false, 6, 5, {16}},
-        ArchCase{"fc_gaussian_default", true, 3, 1, {64, 64}},
-        ArchCase{"fc_gaussian_small", true, 5, 3, {8, 12, 6}},
-        // --activation against each arch's own.
-        ArchCase{"fc_softmax_tanh", false, 6, 5, {16, 8}, "", {}, 0, "tanh"},
-        ArchCase{"fc_gaussian_relu", true, 5, 3, {8, 12}, "", {}, 0, "relu"},
-        // MinAtar Breakout's [4, 10, 10] frames.
-        ArchCase{
-            "minatar_conv", false, 400, 3, {}, "minatar-conv", {4, 10, 10}},
-        // --conv-channels 5 --hidden-sizes 24,12: two fully connected
-        // layers after the convolution.
-        ArchCase{"minatar_conv_shaped",
-                 false,
-                 4 * 6 * 5,
-                 3,
-                 {24, 12},
-                 "minatar-conv",
-                 {4, 6, 5},
-                 0,
-                 "auto",
-                 "5"},
-        // Two strided convolutions, inputs scaled by 1/255.
-        ArchCase{
-            "atari_conv", false, 2 * 28 * 29, 4, {}, "atari-conv", {2, 28, 29}},
-        // Padded convolutions over Connect Four's planes,
-        // its action mask after them.
-        ArchCase{"board_conv",
-                 false,
-                 3 * 6 * 7 + 7,
-                 7,
-                 {},
-                 "board-conv",
-                 {3, 6, 7},
-                 7}),
-    [](const auto& info) { return info.param.name; });
+// The archs with a convolution (DenseConvPathTest), then all.
+std::vector<ArchCase> ConvCases() {
+  return {
+      // MinAtar Breakout's [4, 10, 10] frames.
+      ArchCase{"minatar_conv", false, 400, 3, {}, "minatar-conv", {4, 10, 10}},
+      // --conv-channels 5 --hidden-sizes 24,12: two fully connected
+      // layers after the convolution.
+      ArchCase{"minatar_conv_shaped",
+               false,
+               4 * 6 * 5,
+               3,
+               {24, 12},
+               "minatar-conv",
+               {4, 6, 5},
+               0,
+               "auto",
+               "5"},
+      // Two strided convolutions, inputs scaled by 1/255.
+      ArchCase{
+          "atari_conv", false, 2 * 28 * 29, 4, {}, "atari-conv", {2, 28, 29}},
+      // Padded convolutions over Connect Four's planes,
+      // its action mask after them.
+      ArchCase{"board_conv",
+               false,
+               3 * 6 * 7 + 7,
+               7,
+               {},
+               "board-conv",
+               {3, 6, 7},
+               7}};
+}
+
+std::vector<ArchCase> AllCases() {
+  std::vector<ArchCase> cases = {
+      ArchCase{"fc_softmax_default", false, 4, 2, {200, 200}},
+      ArchCase{"fc_softmax_small", false, 6, 5, {16}},
+      ArchCase{"fc_gaussian_default", true, 3, 1, {64, 64}},
+      ArchCase{"fc_gaussian_small", true, 5, 3, {8, 12, 6}},
+      // --activation against each arch's own.
+      ArchCase{"fc_softmax_tanh", false, 6, 5, {16, 8}, "", {}, 0, "tanh"},
+      ArchCase{"fc_gaussian_relu", true, 5, 3, {8, 12}, "", {}, 0, "relu"}};
+  for (const ArchCase& c : ConvCases()) cases.push_back(c);
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, DensePathTest, ::testing::ValuesIn(AllCases()),
+                         [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(ConvArchs, DenseConvPathTest,
+                         ::testing::ValuesIn(ConvCases()),
+                         [](const auto& info) { return info.param.name; });
 
 // The recurrent archs: 4 steps of 3 sequences from a random initial
 // state, sequences ending mid-rollout (a terminal, a time limit with its
@@ -762,6 +852,15 @@ TEST(DensePathAgentTest, FastAndLibTorchAgentsActAndLearnAlike) {
       {"fc-softmax tanh", false, 4, 3, {32, 32}, "", {}, 0, "tanh"},
       {"fc-gaussian", true, 4, 2, {32, 32}},
       {"minatar-conv", false, 4 * 5 * 5, 3, {}, "minatar-conv", {4, 5, 5}},
+      // Frames of 0s and 1s, as MinAtar's: the first convolution over the
+      // inputs set (DenseActorCritic::SparseInputs::kAuto).
+      {"minatar-conv binary frames",
+       false,
+       4 * 5 * 5,
+       3,
+       {},
+       "minatar-conv",
+       {4, 5, 5}},
       {"fc-softmax-lstm", false, 4, 3, {}, "fc-softmax-lstm"},
       {"fc-gaussian-lstm", true, 4, 2, {}, "fc-gaussian-lstm"},
       {"minatar-conv-lstm",
@@ -770,9 +869,22 @@ TEST(DensePathAgentTest, FastAndLibTorchAgentsActAndLearnAlike) {
        3,
        {},
        "minatar-conv-lstm",
+       {4, 5, 5}},
+      {"minatar-conv-lstm binary frames",
+       false,
+       4 * 5 * 5,
+       3,
+       {},
+       "minatar-conv-lstm",
        {4, 5, 5}}};
   for (const ArchCase& c : cases) {
     SCOPED_TRACE(c.name);
+    const bool binary = c.name.find("binary") != std::string::npos;
+    // Observations for `envs` environments: normal, or 1 in 10 set.
+    auto observe = [&](int64_t n) {
+      if (!binary) return torch::randn({n}).contiguous();
+      return (torch::rand({n}) < 0.1).to(torch::kFloat).contiguous();
+    };
     const bool gaussian = c.gaussian;
     const int64_t o = c.obs_size;
     auto make_agent = [&](bool fast) {
@@ -791,7 +903,7 @@ TEST(DensePathAgentTest, FastAndLibTorchAgentsActAndLearnAlike) {
     constexpr int64_t kEnvs = 3;
     torch::manual_seed(21);
     for (int step = 0; step < 12; ++step) {
-      const auto obs = torch::randn({kEnvs * o}).contiguous();
+      const auto obs = observe(kEnvs * o);
       const FloatView view{obs.data_ptr<float>(), kEnvs * o};
       const auto& a = fast->BatchActAndTrain(view, kEnvs);
       const auto& b = slow->BatchActAndTrain(view, kEnvs);
@@ -804,7 +916,7 @@ TEST(DensePathAgentTest, FastAndLibTorchAgentsActAndLearnAlike) {
           EXPECT_EQ(a[k].index, b[k].index) << "step " << step << " env " << k;
         }
       }
-      const auto next = torch::randn({kEnvs * o}).contiguous();
+      const auto next = observe(kEnvs * o);
       const std::vector<double> rewards = {0.5, -1.0, 0.25};
       const std::vector<uint8_t> terminal = {0, step % 4 == 1, 0};
       const std::vector<uint8_t> ended = {0, step % 4 == 1, step % 5 == 2};
