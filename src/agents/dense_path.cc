@@ -721,11 +721,20 @@ void DenseActorCritic<T>::SparseConvolution(const T* params, const T* in,
                                             int64_t stride, int64_t rows,
                                             T* y) {
   const DenseLayout::Conv& c = layout_.convs.front();
+  // The weights as [patch, out channels] (agents/sparse_convolution.h).
+  const int64_t channels = c.out_channels;
+  const int64_t patch = c.patch();
+  sparse_weights_.resize(static_cast<size_t>(patch * channels));
+  for (int64_t co = 0; co < channels; ++co) {
+    for (int64_t p = 0; p < patch; ++p) {
+      sparse_weights_[p * channels + co] = params[c.weight + co * patch + p];
+    }
+  }
   sparse_index_.resize(
       static_cast<size_t>(c.in_channels * (c.in_h + 2 * c.kernel)));
-  SparseConvolutionOf(GeometryOf(c), in, stride, rows,
-                      static_cast<T>(layout_.input_scale), params + c.weight,
-                      params + c.bias, sparse_index_.data(), y);
+  SparseConvolutionOf(
+      GeometryOf(c), in, stride, rows, static_cast<T>(layout_.input_scale),
+      sparse_weights_.data(), params + c.bias, sparse_index_.data(), y);
 }
 
 template <typename T>
@@ -1280,25 +1289,35 @@ void DenseActorCritic<T>::ConvOutputGradient(size_t l, int64_t rows, T* grads,
   // reorder. With that and the loop on restrict pointers (it reloaded
   // d_conv_'s data pointer at every element and branched), this went from
   // 9% of the minatar-conv loop at 16 environments to 2.1% (perf).
+  // Rows outermost, so that each row's outputs are read once and the
+  // partial sums ([channel, position]) stay in L1; rows first, one run per
+  // row (the sparse route's layout: 2.3% -> 1.4% of the minatar-conv-lstm
+  // loop at 16 environments).
   const DenseLayout::Conv& c = layout_.convs[l];
   const int64_t positions = c.positions();
   const int64_t n = rows * positions;
+  const int64_t size = c.out_size();
   const T* act = conv_acts_[l].data();
+  const T* d = d_conv_.data();
   conv_out_.resize(static_cast<size_t>(c.out_channels * n));
-  position_sums_.resize(static_cast<size_t>(positions));
+  position_sums_.assign(static_cast<size_t>(size), T{0});
   T* partial = position_sums_.data();
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t at = r * size;
+    if (rows_first) {
+      ReluMaskAndSum(act + at, d + at, size, conv_out_.data() + at, partial);
+      continue;
+    }
+    for (int64_t co = 0; co < c.out_channels; ++co) {
+      const int64_t q = co * positions;
+      ReluMaskAndSum(act + at + q, d + at + q, positions,
+                     conv_out_.data() + co * n + r * positions, partial + q);
+    }
+  }
   T* db = grads + c.bias;
   for (int64_t co = 0; co < c.out_channels; ++co) {
-    std::fill(partial, partial + positions, T{0});
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t at = r * c.out_size() + co * positions;
-      ReluMaskAndSum(
-          act + at, d_conv_.data() + at, positions,
-          conv_out_.data() + (rows_first ? at : co * n + r * positions),
-          partial);
-    }
     T sum{0};
-    for (int64_t p = 0; p < positions; ++p) sum += partial[p];
+    for (int64_t p = 0; p < positions; ++p) sum += partial[co * positions + p];
     db[co] = sum;
   }
 }

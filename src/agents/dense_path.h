@@ -337,20 +337,23 @@ class DenseActorCritic {
   int64_t kept_columns_bytes_ = kKeptColumnsBytes;
   bool small_products_ = BlasHasSmallMatrixKernels();
   SparseInputs sparse_inputs_ = SparseInputs::kAuto;
-  // The sparse route's scratch: a row's lines that are not all zeros.
+  // The sparse route's scratch: the rows' lines that are not all zeros,
+  // and the first convolution's weights as [patch, out channels].
   std::vector<int64_t> sparse_index_;
+  std::vector<T> sparse_weights_;
   std::vector<std::vector<T>> kept_cols_;
   int64_t cols_capacity_ = 0;
   int64_t cols_rows_ = 0;
   std::vector<T> cols_;
-  std::vector<T> product_;        // A product's [out, rows] before transposing.
-  std::vector<T> conv_out_;       // [out channels, rows * positions].
-  std::vector<T> d_features_;     // d L / d trunk output.
-  std::vector<T> d_conv_;         // [rows, out size]: d L / d a conv's output.
-  std::vector<T> d_cols_;         // [patch, rows * positions].
-  std::vector<T> position_sums_;  // A conv bias's gradient, per position.
-  std::vector<T> means_;          // Gaussian: center + half_range * tanh(raw).
-  std::vector<T> squashed_;       // Gaussian: tanh(raw), for the backward pass.
+  std::vector<T> product_;     // A product's [out, rows] before transposing.
+  std::vector<T> conv_out_;    // [out channels, rows * positions].
+  std::vector<T> d_features_;  // d L / d trunk output.
+  std::vector<T> d_conv_;      // [rows, out size]: d L / d a conv's output.
+  std::vector<T> d_cols_;      // [patch, rows * positions].
+  std::vector<T>
+      position_sums_;        // A conv bias's gradient, [channel, position].
+  std::vector<T> means_;     // Gaussian: center + half_range * tanh(raw).
+  std::vector<T> squashed_;  // Gaussian: tanh(raw), for the backward pass.
   // Backward's scratch: the gradient flowing down, one layer at a time.
   std::vector<T> d_cur_;
   std::vector<T> d_next_;

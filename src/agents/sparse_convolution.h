@@ -135,19 +135,20 @@ ASYNCRL_SPARSE_INLINE void OutputRun(const S& s, const T* image,
                                      int64_t channels, int64_t ox0, T scale,
                                      Run<T>* acc) {
   const int64_t k = s.k();
-  const int64_t patch = s.patch();
+  const int64_t next = s.g.out_channels;  // From one tap's weights to the next.
   const bool inside = RunInside(s, ox0, -s.padding(), k - 1 - s.padding());
   for (int64_t t = 0; t < n; ++t) {
-    const T* wt = w + taps[2 * t];
+    const T* wt = w + taps[2 * t] * next;
     const T* line = image + taps[2 * t + 1];
     for (int64_t kx = 0; kx < k; ++kx) {
       const int64_t base = kx - s.padding();
       const Run<T> x =
           (inside ? LoadRun(line + ox0 + base) : InputRun(s, line, ox0, base)) *
           scale;
+      const T* wk = wt + kx * next;
 #pragma GCC unroll 8
       for (int64_t j = 0; j < kChannels; ++j) {
-        if (kFull || j < channels) acc[j] += wt[j * patch + kx] * x;
+        if (kFull || j < channels) acc[j] += wk[j] * x;
       }
     }
   }
@@ -203,11 +204,11 @@ ASYNCRL_SPARSE_INLINE void SparseConvolutionOfShape(const S& s, const T* in,
         for (int64_t ox0 = 0; ox0 < out_w; ox0 += kRun) {
           Run<T> acc[kChannels] = {};
           if (channels == kChannels) {
-            OutputRun<true>(s, image, taps, n, w + co0 * patch, channels, ox0,
-                            scale, acc);
+            OutputRun<true>(s, image, taps, n, w + co0, channels, ox0, scale,
+                            acc);
           } else {
-            OutputRun<false>(s, image, taps, n, w + co0 * patch, channels, ox0,
-                             scale, acc);
+            OutputRun<false>(s, image, taps, n, w + co0, channels, ox0, scale,
+                             acc);
           }
           const int64_t m = std::min(kRun, out_w - ox0);
           // (Every loop over acc has a fixed count and is unrolled: an
@@ -317,8 +318,9 @@ inline bool MinAtarShape(const ConvGeometry& g) {
          g.in_w == 10;
 }
 
-// The convolution (weights `w`, [out channels, in channels, k, k], as
-// LibTorch's), its bias and a ReLU for `rows` rows of `in` (rows `stride`
+// The convolution (weights `w` as [in channels, k, k, out channels]:
+// LibTorch's transposed, so that a tap's weights for a block of channels
+// are one run), its bias and a ReLU for `rows` rows of `in` (rows `stride`
 // apart) into y ([rows, out channels, positions]). Each output is the sum
 // over its patch in the patch's order (in channel, ky, kx), as a product
 // over im2col's columns, the lines of zeros left out, then the bias.
