@@ -536,11 +536,11 @@ DenseActorCritic<T>::DenseActorCritic(DenseLayout layout)
 template <typename T>
 void DenseActorCritic<T>::ForwardMlp(
     const std::vector<DenseLayout::Layer>& layers, const T* params, const T* x,
-    int64_t rows, int64_t first_row, std::vector<std::vector<T>>* acts,
+    int64_t rows, int64_t first_row, std::vector<KeptRows<T>>* acts,
     bool relu_all) {
   for (size_t l = 0; l < layers.size(); ++l) {
     const DenseLayout::Layer& layer = layers[l];
-    std::vector<T>& out = (*acts)[l];
+    KeptRows<T>& out = (*acts)[l];
     // Rows before first_row are kept (resize preserves them).
     out.resize(static_cast<size_t>((first_row + rows) * layer.out));
     T* y = out.data() + first_row * layer.out;
@@ -793,7 +793,7 @@ void DenseActorCritic<T>::ForwardTrunk(const T* params, const T* obs,
     const DenseLayout::Conv& c = layout_.convs[l];
     const int64_t positions = c.positions();
     const int64_t n = rows * positions;
-    std::vector<T>& out = conv_acts_[l];
+    KeptRows<T>& out = conv_acts_[l];
     out.resize(static_cast<size_t>((first_row + rows) * c.out_size()));
     T* y = out.data() + first_row * c.out_size();
     if (l == 0 && sparse) {
@@ -951,7 +951,7 @@ void DenseActorCritic<T>::CoreRows(const T* params, int64_t rows,
   // overwritten: next_state may be state).
   for (size_t c = first_cell; c < cells_.size(); ++c) {
     const int64_t h2 = 2 * layout_.lstm[c].hidden;
-    std::vector<T>& prev = cells_[c].prev;
+    KeptRows<T>& prev = cells_[c].prev;
     prev.resize(static_cast<size_t>((first_row + rows) * h2));
     for (int64_t r = 0; r < rows; ++r) {
       std::copy_n(state + r * size + h2 * static_cast<int64_t>(c), h2,
@@ -1109,7 +1109,7 @@ void DenseActorCritic<T>::OutputGradient(const T* params, const T* obs,
 template <typename T>
 void DenseActorCritic<T>::BackwardMlp(
     const std::vector<DenseLayout::Layer>& layers, const T* params,
-    const T* input, int64_t rows, const std::vector<std::vector<T>>& acts,
+    const T* input, int64_t rows, const std::vector<KeptRows<T>>& acts,
     const T* d_out, bool relu_hidden, T* grads, T* d_input, bool add_input) {
   const T* dy = d_out;
   for (size_t l = layers.size(); l-- > 0;) {
