@@ -10,9 +10,12 @@
 // A convolution is one gemm over all the rows of a call: the input patches
 // laid out as columns (im2col, [C k k, rows * positions]) times the weight
 // [out channels, C k k]; its backward pass is the weight's gradient as one
-// gemm against the same columns (recomputed from the kept input, not
-// kept), and the input's gradient (for a convolution after the first) as
-// one gemm scattered back over the patches (col2im).
+// gemm against the same columns (kept from acting within a budget, else
+// built again from the kept input), and the input's gradient (for a
+// convolution after the first) as one gemm scattered back over the patches
+// (col2im). The first convolution instead goes over the lines of its input
+// that are not all zeros (agents/sparse_convolution.h) where few are set
+// (MinAtar's frames), forward and for its weight gradient.
 //
 // An LSTM cell (LstmActorCritic's, gates i, f, g, o) computes the input's
 // share of its gates, x W_ih^T + b_ih + b_hh, for all the rows of a call
@@ -47,6 +50,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -136,8 +140,6 @@ struct DenseLayout {
                         FlatParameters& flat);
 };
 
-// One instance per agent; holds the activations of its last Forward. Not
-// thread-safe.
 // A vector whose resize leaves new elements uninitialized (no zeroing): the
 // activations kept for a rollout grow by the step's rows at every step
 // (the first step of a rollout shrinks them), and each growth zeroed what
@@ -158,13 +160,16 @@ struct UninitializedAllocator : std::allocator<T> {
     ::new (static_cast<void*>(p)) U;
   }
   template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
+  void construct(U* p, Args&&... args) noexcept(
+      std::is_nothrow_constructible_v<U, Args...>) {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
 };
 template <typename T>
 using KeptRows = std::vector<T, UninitializedAllocator<T>>;
 
+// One instance per agent; holds the activations of its last Forward. Not
+// thread-safe.
 template <typename T>
 class DenseActorCritic {
  public:
@@ -182,11 +187,17 @@ class DenseActorCritic {
   void set_small_products(bool on) { small_products_ = on; }
   // How the first convolution is computed. kAuto: over the lines of its
   // input that are not all zeros where few are (MinAtar's frames: 6 of
-  // Breakout's 40), else as im2col and gemm; kNever and kAlways force one.
-  // Tests set all three; the results are the same within rounding
-  // (agents/sparse_convolution.h).
+  // Breakout's 40), else as im2col and gemm; kNever and kAlways choose one
+  // (the update's weight gradient takes the columns kept from acting
+  // whatever the mode, where they were kept). Tests set all three; the
+  // results are the same within rounding (agents/sparse_convolution.h).
   enum class SparseInputs { kAuto, kNever, kAlways };
   void set_sparse_inputs(SparseInputs mode) { sparse_inputs_ = mode; }
+  // Whether the first convolution of `rows` observations `obs` ([rows,
+  // obs_size]) takes the sparse route under the mode set (for tests).
+  bool SparseRoute(const T* obs, int64_t rows) const {
+    return SparseFirstConvolution(obs, layout_.row_size, rows);
+  }
 
   // The outputs for `rows` observations `obs` ([rows, obs_size],
   // row-major) with the parameters `params` (the flat layout), computed into
@@ -203,7 +214,9 @@ class DenseActorCritic {
   // go to `next_state` (which may be `state`). Rows kept as Forward's.
   // `with_policy` false with a cell per branch steps the value's cell only:
   // the policy cell's part of next_state is left as it was and its rows
-  // from first_row are not kept (StateAfter refuses them).
+  // from first_row are not kept (StateAfter refuses them while they are
+  // the last; such rows followed by a policy step hold no value: agents
+  // step values only for bootstrap rows, after the rollout's).
   void Step(const T* params, const T* obs, int64_t rows, int64_t first_row,
             const T* state, T* next_state, bool with_policy = true);
   // A rollout of `steps` steps of `batch` sequences (rows step-major, as

@@ -3,11 +3,13 @@
 // 400), in few lines: the paddle's, the ball's and its trail's one line
 // each, three of bricks, ~6 of the 40 lines of [4, 10, 10]. A line that is
 // all zeros adds nothing to any output, so only the others go through the
-// kernel: for each of its offsets (ky, kx) and output channel, one run of
-// an output row (out_w elements) takes the line's inputs times one
-// weight. Im2col and gemm go through every input. The outputs stay in
-// the layout the next layer reads ([channel, position]), with no
-// transposition.
+// kernel: each output row is the sum, over the lines its patches read that
+// are set and their offsets kx, of the line's inputs times one weight, in
+// runs of 8 output columns. Im2col and gemm go through every input. The
+// outputs stay in the layout the next layer reads ([channel, position]),
+// with no transposition. (Leaving the zeros out differs from the product
+// only where a weight or an output gradient is infinite or NaN: 0 times it
+// is NaN there, left out here.)
 //
 // Shared by the fast path's double loops and the float ones in
 // fast_math.cc, which compiles them for several vector widths (each
@@ -175,7 +177,6 @@ ASYNCRL_SPARSE_INLINE void SparseConvolutionOfShape(const S& s, const T* in,
   const int64_t k = s.k();
   const int64_t out_w = s.out_w();
   const int64_t in_w = s.in_w();
-  const int64_t patch = s.patch();
   const int64_t positions = s.positions();
   const int64_t size = s.out_size();
   int64_t* set = index;  // Per line of the row: not all zeros.

@@ -194,6 +194,25 @@ class DensePathTest : public ::testing::TestWithParam<ArchCase> {
     fast.Forward(params_.data(), obs + 5 * o, 2, 5, /*with_policy=*/false);
   }
 
+  // obs_'s images (the convolution's input; what follows, Connect Four's
+  // action mask, as it was) as MinAtar's frames are: mostly lines of zeros
+  // (about 1 line in 7 set, a line's cells set or not at random).
+  void SetSparseFrames() {
+    torch::manual_seed(23);
+    const DenseLayout::Conv& c = layout_.convs.front();
+    const int64_t lines = c.in_channels * c.in_h;
+    const auto line_set =
+        (torch::rand({kRows, lines, 1}, torch::kDouble) < 0.15)
+            .to(torch::kDouble);
+    const auto cell_set =
+        (torch::rand({kRows, lines, c.in_w}, torch::kDouble) < 0.7)
+            .to(torch::kDouble);
+    torch::Tensor obs = obs_.clone();
+    obs.slice(1, 0, c.in_size()) *=
+        (line_set * cell_set).reshape({kRows, c.in_size()});
+    obs_ = obs.contiguous();
+  }
+
   // The reference's flat gradients.
   std::vector<double> ReferenceGrads() { return FlatGrads(*reference_); }
   torch::Tensor PolicyOutput(const ModelOutput& out) const {
@@ -320,27 +339,22 @@ TEST_P(DensePathTest, BackwardEqualsAutogradInDouble) {
   }
 }
 
-// Inputs mostly zeros (MinAtar's frames): the first convolution over its
-// nonzero inputs only, or as im2col and gemm, or as the rows decide
-// (kAuto), and switched between the forward and the backward pass or from
-// one piece to the next (a piece forwarded sparse keeps no columns, so
-// the backward pass builds them, or takes the sparse route, again): all
-// equal LibTorch and autograd in double.
 // DensePathTest's archs with a convolution (ConvCases).
 class DenseConvPathTest : public DensePathTest {};
+
+// Frames mostly of lines of zeros (MinAtar's): the first convolution over
+// the lines that are set, or as im2col and gemm, or as the rows decide
+// (kAuto, which takes the sparse route for these frames), with and without
+// room for the columns, and switched between the forward and the backward
+// pass or from one piece to the next (a piece forwarded sparse keeps no
+// columns, so the backward pass builds them again or takes the sparse
+// route): all equal LibTorch and autograd in double.
 
 TEST_P(DenseConvPathTest, SparseInputsEqualLibTorchEitherRoute) {
   ASSERT_FALSE(layout_.convs.empty()) << GetParam().name;
   using Sparse = DenseActorCritic<double>::SparseInputs;
   constexpr int64_t kBackRows = 5;
-  // About 1 input in 10 set, as MinAtar's; what follows the image (Connect
-  // Four's action mask) as it was.
-  torch::manual_seed(23);
-  const int64_t image = layout_.convs.front().in_size();
-  torch::Tensor obs = obs_.clone();
-  obs.slice(1, 0, image) *=
-      (torch::rand({kRows, image}, torch::kDouble) < 0.1).to(torch::kDouble);
-  obs_ = obs;
+  SetSparseFrames();
   const double* rows = obs_.data_ptr<double>();
   const ModelOutput want = reference_->Forward(obs_);
   const int64_t p = layout_.policy_size();
@@ -353,6 +367,14 @@ TEST_P(DenseConvPathTest, SparseInputsEqualLibTorchEitherRoute) {
   ((PolicyOutput(out) * d_policy).sum() + (out.value * d_values).sum())
       .backward();
   const std::vector<double> want_grads = ReferenceGrads();
+  {
+    // The frames are sparse enough for the sparse route, and dense ones
+    // are not.
+    DenseActorCritic<double> fast(layout_);
+    EXPECT_TRUE(fast.SparseRoute(rows, kRows));
+    const torch::Tensor dense = torch::randn_like(obs_);
+    EXPECT_FALSE(fast.SparseRoute(dense.data_ptr<double>(), kRows));
+  }
   auto expect_all = [&](DenseActorCritic<double>& fast, Sparse backward) {
     EXPECT_LE(RelativeDifference(
                   std::vector<double>(fast.policy(), fast.policy() + 5 * p),
@@ -372,20 +394,28 @@ TEST_P(DenseConvPathTest, SparseInputsEqualLibTorchEitherRoute) {
       {"sparse", Sparse::kAlways},
       {"dense", Sparse::kNever},
       {"auto", Sparse::kAuto}};
-  for (const auto& [forward_name, forward] : modes) {
-    for (const auto& [backward_name, backward] : modes) {
-      SCOPED_TRACE(std::string("forward ") + forward_name + ", backward " +
-                   backward_name);
-      DenseActorCritic<double> fast(layout_);
-      fast.set_sparse_inputs(forward);
-      ForwardInPieces(fast);
-      expect_all(fast, backward);
+  // With room for the columns, a dense forward pass keeps them and the
+  // update reads them whatever its mode; without, the update takes its
+  // own mode's route.
+  for (const bool room : {true, false}) {
+    for (const auto& [forward_name, forward] : modes) {
+      for (const auto& [backward_name, backward] : modes) {
+        SCOPED_TRACE(std::string("forward ") + forward_name + ", backward " +
+                     backward_name + (room ? "" : ", no columns kept"));
+        DenseActorCritic<double> fast(layout_);
+        if (!room) fast.set_kept_columns_bytes(0);
+        fast.set_sparse_inputs(forward);
+        ForwardInPieces(fast);
+        expect_all(fast, backward);
+      }
     }
   }
-  {
+  for (const auto& [backward_name, backward] : modes) {
     // Row 0 dense (its columns kept), rows 1-2 sparse, rows 3-6 dense
-    // again: only row 0's columns are kept.
-    SCOPED_TRACE("routes mixed between pieces");
+    // again: only row 0's columns are kept, so the update over 5 rows
+    // builds the columns again or takes the sparse route.
+    SCOPED_TRACE(std::string("routes mixed between pieces, backward ") +
+                 backward_name);
     DenseActorCritic<double> fast(layout_);
     const int64_t o = GetParam().obs_size;
     fast.set_sparse_inputs(Sparse::kNever);
@@ -395,7 +425,48 @@ TEST_P(DenseConvPathTest, SparseInputsEqualLibTorchEitherRoute) {
     fast.set_sparse_inputs(Sparse::kNever);
     fast.Forward(params_.data(), rows + 3 * o, 2, 3);
     fast.Forward(params_.data(), rows + 5 * o, 2, 5, /*with_policy=*/false);
-    expect_all(fast, Sparse::kNever);
+    expect_all(fast, backward);
+  }
+}
+
+// The float loops (fast_math.cc's vector clones, MinAtar's shape folded at
+// compile time for minatar_conv) against LibTorch in double, the sparse
+// route and im2col each forced, within the float tolerance.
+TEST_P(DenseConvPathTest,
+       FloatSparseRouteMatchesDoubleWithinTheFloatTolerance) {
+  using Sparse = DenseActorCritic<float>::SparseInputs;
+  constexpr int64_t kBackRows = 5;
+  SetSparseFrames();
+  const torch::Tensor obs = obs_.to(torch::kFloat).contiguous();
+  const int64_t p = layout_.policy_size();
+  const auto d_policy = torch::randn({kBackRows, p}, torch::kDouble);
+  const auto d_values = torch::randn({kBackRows}, torch::kDouble);
+  const ModelOutput want = reference_->Forward(obs_);
+  const ModelOutput out = reference_->Forward(obs_.slice(0, 0, kBackRows));
+  ((PolicyOutput(out) * d_policy).sum() + (out.value * d_values).sum())
+      .backward();
+  const torch::Tensor want_grads = torch::tensor(ReferenceGrads());
+  const torch::Tensor d_policy_f = d_policy.to(torch::kFloat).contiguous();
+  const torch::Tensor d_values_f = d_values.to(torch::kFloat).contiguous();
+  for (const Sparse mode : {Sparse::kAlways, Sparse::kNever}) {
+    SCOPED_TRACE(mode == Sparse::kAlways ? "sparse" : "im2col");
+    DenseActorCritic<float> fast(layout_);
+    fast.set_sparse_inputs(mode);
+    fast.set_kept_columns_bytes(0);  // The update takes the mode's route.
+    fast.Forward(flat_->params_data(), obs.data_ptr<float>(), kRows);
+    testing::ExpectFloatMatchesDouble(
+        torch::from_blob(const_cast<float*>(fast.policy()), {kRows * p}),
+        PolicyOutput(want), "policy outputs");
+    testing::ExpectFloatMatchesDouble(
+        torch::from_blob(const_cast<float*>(fast.values()), {kRows}),
+        want.value, "values");
+    std::vector<float> grads(params_.size(), 0.0f);
+    fast.Backward(flat_->params_data(), obs.data_ptr<float>(), kBackRows,
+                  d_policy_f.data_ptr<float>(), d_values_f.data_ptr<float>(),
+                  grads.data());
+    testing::ExpectFloatMatchesDouble(
+        torch::from_blob(grads.data(), {static_cast<int64_t>(grads.size())}),
+        want_grads, "gradients");
   }
 }
 
@@ -508,6 +579,14 @@ std::vector<ArchCase> ConvCases() {
                0,
                "auto",
                "5"},
+      // Rows of 17 outputs: runs of 8, 8 and 1 columns.
+      ArchCase{"minatar_conv_wide",
+               false,
+               4 * 6 * 19,
+               3,
+               {16},
+               "minatar-conv",
+               {4, 6, 19}},
       // Two strided convolutions, inputs scaled by 1/255.
       ArchCase{
           "atari_conv", false, 2 * 28 * 29, 4, {}, "atari-conv", {2, 28, 29}},
@@ -854,7 +933,17 @@ TEST(DensePathAgentTest, FastAndLibTorchAgentsActAndLearnAlike) {
       {"minatar-conv", false, 4 * 5 * 5, 3, {}, "minatar-conv", {4, 5, 5}},
       // Frames of 0s and 1s, as MinAtar's: the first convolution over the
       // inputs set (DenseActorCritic::SparseInputs::kAuto).
+      // Frames of 0s and 1s, as MinAtar's, mostly lines of zeros: the
+      // first convolution over the lines set (SparseInputs::kAuto), in
+      // MinAtar's own shape (folded at compile time) and another.
       {"minatar-conv binary frames",
+       false,
+       4 * 10 * 10,
+       3,
+       {},
+       "minatar-conv",
+       {4, 10, 10}},
+      {"minatar-conv binary small frames",
        false,
        4 * 5 * 5,
        3,
@@ -872,18 +961,22 @@ TEST(DensePathAgentTest, FastAndLibTorchAgentsActAndLearnAlike) {
        {4, 5, 5}},
       {"minatar-conv-lstm binary frames",
        false,
-       4 * 5 * 5,
+       4 * 10 * 10,
        3,
        {},
        "minatar-conv-lstm",
-       {4, 5, 5}}};
+       {4, 10, 10}}};
   for (const ArchCase& c : cases) {
     SCOPED_TRACE(c.name);
     const bool binary = c.name.find("binary") != std::string::npos;
-    // Observations for `envs` environments: normal, or 1 in 10 set.
+    // Observations (n floats): normal, or frames of 0s and 1s with about
+    // 1 line in 7 set (cells set in it at random).
     auto observe = [&](int64_t n) {
       if (!binary) return torch::randn({n}).contiguous();
-      return (torch::rand({n}) < 0.1).to(torch::kFloat).contiguous();
+      const int64_t w = c.image.back();
+      const auto lines = (torch::rand({n / w, 1}) < 0.15).to(torch::kFloat);
+      const auto cells = (torch::rand({n / w, w}) < 0.7).to(torch::kFloat);
+      return (lines * cells).reshape({n}).contiguous();
     };
     const bool gaussian = c.gaussian;
     const int64_t o = c.obs_size;
