@@ -649,18 +649,21 @@ constexpr int64_t kSparseLines = 3;
 
 template <typename T>
 bool DenseActorCritic<T>::SparseFirstConvolution(const T* in, int64_t stride,
-                                                 int64_t rows) const {
-  if (sparse_inputs_ != SparseInputs::kAuto) {
-    return sparse_inputs_ == SparseInputs::kAlways;
-  }
+                                                 int64_t rows) {
+  if (sparse_inputs_ == SparseInputs::kNever) return false;
   const DenseLayout::Conv& c = layout_.convs.front();
   const int64_t lines = c.in_channels * c.in_h;
-  const int64_t budget = rows * lines / kSparseLines;
+  const int64_t budget = sparse_inputs_ == SparseInputs::kAlways
+                             ? rows * lines
+                             : rows * lines / kSparseLines;
+  line_set_.resize(static_cast<size_t>(rows * lines));
   int64_t set = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const T* image = in + r * stride;
+    uint8_t* row_set = line_set_.data() + r * lines;
     for (int64_t j = 0; j < lines; ++j) {
-      set += AnyNonzero(image + j * c.in_w, c.in_w) ? 1 : 0;
+      row_set[j] = AnyNonzero(image + j * c.in_w, c.in_w) ? 1 : 0;
+      set += row_set[j];
     }
     // Dense inputs (Atari's frames) stop at the first row.
     if (set > budget) return false;
@@ -670,48 +673,37 @@ bool DenseActorCritic<T>::SparseFirstConvolution(const T* in, int64_t stride,
 
 namespace {
 
-ConvGeometry GeometryOf(const DenseLayout::Conv& c) {
-  ConvGeometry g;
-  g.in_channels = c.in_channels;
-  g.in_h = c.in_h;
-  g.in_w = c.in_w;
-  g.out_channels = c.out_channels;
-  g.kernel = c.kernel;
-  g.stride = c.stride;
-  g.padding = c.padding;
-  g.out_h = c.out_h;
-  g.out_w = c.out_w;
-  return g;
-}
-
 // The sparse route's loops (agents/sparse_convolution.h), one overload per
 // scalar: float vectorized in fast_math.cc.
 void SparseConvolutionOf(const ConvGeometry& g, const float* in, int64_t stride,
-                         int64_t rows, float scale, const float* w,
-                         const float* bias, int64_t* index, float* y) {
-  fast_math::SparseConvolution(g, in, stride, rows, scale, w, bias, index, y);
+                         int64_t rows, float scale, const uint8_t* set,
+                         const float* w, const float* bias, int64_t* index,
+                         float* y) {
+  fast_math::SparseConvolution(g, in, stride, rows, scale, set, w, bias, index,
+                               y);
 }
 
 void SparseConvolutionOf(const ConvGeometry& g, const double* in,
                          int64_t stride, int64_t rows, double scale,
-                         const double* w, const double* bias, int64_t* index,
-                         double* y) {
-  SparseConvolutionRows(g, in, stride, rows, scale, w, bias, index, y);
+                         const uint8_t* set, const double* w,
+                         const double* bias, int64_t* index, double* y) {
+  SparseConvolutionRows(g, in, stride, rows, scale, set, w, bias, index, y);
 }
 
 void SparseConvolutionGradientOf(const ConvGeometry& g, const float* in,
                                  int64_t stride, int64_t rows, float scale,
-                                 const float* d_out, int64_t* index,
-                                 float* dw) {
-  fast_math::SparseConvolutionGradient(g, in, stride, rows, scale, d_out, index,
-                                       dw);
+                                 const uint8_t* set, const float* d_out,
+                                 int64_t* index, float* dw) {
+  fast_math::SparseConvolutionGradient(g, in, stride, rows, scale, set, d_out,
+                                       index, dw);
 }
 
 void SparseConvolutionGradientOf(const ConvGeometry& g, const double* in,
                                  int64_t stride, int64_t rows, double scale,
-                                 const double* d_out, int64_t* index,
-                                 double* dw) {
-  SparseConvolutionGradientRows(g, in, stride, rows, scale, d_out, index, dw);
+                                 const uint8_t* set, const double* d_out,
+                                 int64_t* index, double* dw) {
+  SparseConvolutionGradientRows(g, in, stride, rows, scale, set, d_out, index,
+                                dw);
 }
 
 }  // namespace
@@ -730,11 +722,10 @@ void DenseActorCritic<T>::SparseConvolution(const T* params, const T* in,
       sparse_weights_[p * channels + co] = params[c.weight + co * patch + p];
     }
   }
-  sparse_index_.resize(
-      static_cast<size_t>(c.in_channels * (c.in_h + 2 * c.kernel)));
-  SparseConvolutionOf(
-      GeometryOf(c), in, stride, rows, static_cast<T>(layout_.input_scale),
-      sparse_weights_.data(), params + c.bias, sparse_index_.data(), y);
+  sparse_index_.resize(static_cast<size_t>(2 * c.in_channels * c.kernel));
+  SparseConvolutionOf(c, in, stride, rows, static_cast<T>(layout_.input_scale),
+                      line_set_.data(), sparse_weights_.data(), params + c.bias,
+                      sparse_index_.data(), y);
 }
 
 template <typename T>
@@ -743,9 +734,10 @@ void DenseActorCritic<T>::SparseConvolutionGradient(const T* in, int64_t stride,
   const DenseLayout::Conv& c = layout_.convs.front();
   sparse_index_.resize(
       static_cast<size_t>(rows * c.in_channels * (c.in_h + 1)));
-  SparseConvolutionGradientOf(
-      GeometryOf(c), in, stride, rows, static_cast<T>(layout_.input_scale),
-      conv_out_.data(), sparse_index_.data(), grads + c.weight);
+  SparseConvolutionGradientOf(c, in, stride, rows,
+                              static_cast<T>(layout_.input_scale),
+                              line_set_.data(), conv_out_.data(),
+                              sparse_index_.data(), grads + c.weight);
 }
 
 template <typename T>

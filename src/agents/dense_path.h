@@ -54,6 +54,7 @@
 #include <utility>
 #include <vector>
 
+#include "asyncrl/agents/conv_geometry.h"
 #include "asyncrl/agents/flat_parameters.h"
 #include "asyncrl/agents/models.h"
 #include "asyncrl/misc/platform/blas_kernel.h"
@@ -68,21 +69,10 @@ struct DenseLayout {
     int64_t weight = 0;  // Offset of the [out, in] row-major weight.
     int64_t bias = 0;    // Offset of the [out] bias.
   };
-  struct Conv {
-    int64_t in_channels = 0;
-    int64_t out_channels = 0;
-    int64_t kernel = 0;
-    int64_t stride = 1;
-    int64_t padding = 0;
-    int64_t in_h = 0, in_w = 0;    // Input image size.
-    int64_t out_h = 0, out_w = 0;  // Output image size.
-    int64_t weight = 0;            // Offset of the [out, in, k, k] weight.
-    int64_t bias = 0;              // Offset of the [out] bias.
-
-    int64_t patch() const { return in_channels * kernel * kernel; }
-    int64_t positions() const { return out_h * out_w; }
-    int64_t in_size() const { return in_channels * in_h * in_w; }
-    int64_t out_size() const { return out_channels * positions(); }
+  // A convolution: its shape, and where its parameters are.
+  struct Conv : ConvGeometry {
+    int64_t weight = 0;  // Offset of the [out, in, k, k] weight.
+    int64_t bias = 0;    // Offset of the [out] bias.
   };
   // An LSTM cell (DenseDescription::Lstm): [4 H, in] and [4 H, H] weights,
   // [4 H] biases, and its encoder over the observation (two branches).
@@ -195,7 +185,7 @@ class DenseActorCritic {
   void set_sparse_inputs(SparseInputs mode) { sparse_inputs_ = mode; }
   // Whether the first convolution of `rows` observations `obs` ([rows,
   // obs_size]) takes the sparse route under the mode set (for tests).
-  bool SparseRoute(const T* obs, int64_t rows) const {
+  bool SparseRoute(const T* obs, int64_t rows) {
     return SparseFirstConvolution(obs, layout_.row_size, rows);
   }
 
@@ -301,10 +291,12 @@ class DenseActorCritic {
   void ConvOutputGradient(size_t l, int64_t rows, T* grads, bool rows_first);
   // Whether the first convolution takes the sparse route for `rows` inputs
   // (`in`, rows `stride` apart): sparse_inputs_, and under kAuto whether
-  // their nonzeros are few enough.
-  bool SparseFirstConvolution(const T* in, int64_t stride, int64_t rows) const;
+  // few enough of their lines are set. When it does, line_set_ holds
+  // which are, for the route's loops.
+  bool SparseFirstConvolution(const T* in, int64_t stride, int64_t rows);
   // The first convolution, bias and ReLU over the rows' lines that are not
-  // all zeros, into `y` ([rows, out size], conv_acts_'s layout).
+  // all zeros (line_set_), into `y` ([rows, out size], conv_acts_'s
+  // layout).
   void SparseConvolution(const T* params, const T* in, int64_t stride,
                          int64_t rows, T* y);
   // The first convolution's weight gradient (overwritten in `grads`) from
@@ -380,23 +372,24 @@ class DenseActorCritic {
   int64_t kept_columns_bytes_ = kKeptColumnsBytes;
   bool small_products_ = BlasHasSmallMatrixKernels();
   SparseInputs sparse_inputs_ = SparseInputs::kAuto;
-  // The sparse route's scratch: the rows' lines that are not all zeros,
-  // and the first convolution's weights as [patch, out channels].
+  // The sparse route's: per row and line of the first convolution's input,
+  // whether it is set (not all zeros); its loops' scratch; and the
+  // convolution's weights as [patch, out channels].
+  std::vector<uint8_t> line_set_;
   std::vector<int64_t> sparse_index_;
   std::vector<T> sparse_weights_;
   std::vector<std::vector<T>> kept_cols_;
   int64_t cols_capacity_ = 0;
   int64_t cols_rows_ = 0;
   std::vector<T> cols_;
-  std::vector<T> product_;     // A product's [out, rows] before transposing.
-  std::vector<T> conv_out_;    // [out channels, rows * positions].
-  std::vector<T> d_features_;  // d L / d trunk output.
-  std::vector<T> d_conv_;      // [rows, out size]: d L / d a conv's output.
-  std::vector<T> d_cols_;      // [patch, rows * positions].
-  std::vector<T>
-      position_sums_;        // A conv bias's gradient, [channel, position].
-  std::vector<T> means_;     // Gaussian: center + half_range * tanh(raw).
-  std::vector<T> squashed_;  // Gaussian: tanh(raw), for the backward pass.
+  std::vector<T> product_;        // A product's [out, rows] before transposing.
+  std::vector<T> conv_out_;       // [out channels, rows * positions].
+  std::vector<T> d_features_;     // d L / d trunk output.
+  std::vector<T> d_conv_;         // [rows, out size]: d L / d a conv's output.
+  std::vector<T> d_cols_;         // [patch, rows * positions].
+  std::vector<T> position_sums_;  // A conv bias's partial sums.
+  std::vector<T> means_;          // Gaussian: center + half_range * tanh(raw).
+  std::vector<T> squashed_;       // Gaussian: tanh(raw), for the backward pass.
   // Backward's scratch: the gradient flowing down, one layer at a time.
   std::vector<T> d_cur_;
   std::vector<T> d_next_;

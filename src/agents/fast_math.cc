@@ -89,16 +89,19 @@ void LstmGateGradients(int64_t h, const float* gates, const float* tanh_c,
 
 ASYNCRL_VECTOR_CLONES
 void SparseConvolution(const ConvGeometry& g, const float* in, int64_t stride,
-                       int64_t rows, float scale, const float* w,
-                       const float* bias, int64_t* index, float* y) {
-  SparseConvolutionRows(g, in, stride, rows, scale, w, bias, index, y);
+                       int64_t rows, float scale, const uint8_t* set,
+                       const float* w, const float* bias, int64_t* index,
+                       float* y) {
+  SparseConvolutionRows(g, in, stride, rows, scale, set, w, bias, index, y);
 }
 
 ASYNCRL_VECTOR_CLONES
 void SparseConvolutionGradient(const ConvGeometry& g, const float* in,
                                int64_t stride, int64_t rows, float scale,
-                               const float* d_out, int64_t* index, float* dw) {
-  SparseConvolutionGradientRows(g, in, stride, rows, scale, d_out, index, dw);
+                               const uint8_t* set, const float* d_out,
+                               int64_t* index, float* dw) {
+  SparseConvolutionGradientRows(g, in, stride, rows, scale, set, d_out, index,
+                                dw);
 }
 
 }  // namespace fast_math

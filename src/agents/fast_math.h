@@ -23,9 +23,9 @@
 
 #include <cstdint>
 
-namespace asyncrl {
+#include "asyncrl/agents/conv_geometry.h"
 
-struct ConvGeometry;  // agents/sparse_convolution.h
+namespace asyncrl {
 
 namespace fast_math {
 
@@ -46,11 +46,13 @@ void LstmGateGradients(int64_t h, const float* gates, const float* tanh_c,
 // zeros, and its weight gradient, in float (agents/sparse_convolution.h
 // says what they compute), vectorized.
 void SparseConvolution(const ConvGeometry& g, const float* in, int64_t stride,
-                       int64_t rows, float scale, const float* w,
-                       const float* bias, int64_t* index, float* y);
+                       int64_t rows, float scale, const uint8_t* set,
+                       const float* w, const float* bias, int64_t* index,
+                       float* y);
 void SparseConvolutionGradient(const ConvGeometry& g, const float* in,
                                int64_t stride, int64_t rows, float scale,
-                               const float* d_out, int64_t* index, float* dw);
+                               const uint8_t* set, const float* d_out,
+                               int64_t* index, float* dw);
 
 }  // namespace fast_math
 }  // namespace asyncrl

@@ -23,6 +23,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "asyncrl/agents/conv_geometry.h"
+
 namespace asyncrl {
 
 // Vectors passed by value between these functions: GCC warns that their
@@ -34,13 +36,6 @@ namespace asyncrl {
 // Inlined into each of fast_math.cc's vector clones (an out-of-line copy
 // is compiled once, for the baseline, and every clone would call it).
 #define ASYNCRL_SPARSE_INLINE __attribute__((always_inline)) inline
-
-// A convolution's shape (DenseLayout::Conv's).
-struct ConvGeometry {
-  int64_t in_channels = 0, in_h = 0, in_w = 0;
-  int64_t out_channels = 0, kernel = 0, stride = 1, padding = 0;
-  int64_t out_h = 0, out_w = 0;
-};
 
 // Whether line[i] != 0 (or is NaN) for some i < n: their bits but the
 // sign's ORed as integers, which vectorizes (a float compare per element,
@@ -168,25 +163,20 @@ ASYNCRL_SPARSE_INLINE void GradientRun(const T* d, int64_t positions,
 }
 
 template <typename S, typename T>
-ASYNCRL_SPARSE_INLINE void SparseConvolutionOfShape(const S& s, const T* in,
-                                                    int64_t stride,
-                                                    int64_t rows, T scale,
-                                                    const T* w, const T* bias,
-                                                    int64_t* index, T* y) {
+ASYNCRL_SPARSE_INLINE void SparseConvolutionOfShape(
+    const S& s, const T* in, int64_t stride, int64_t rows, T scale,
+    const uint8_t* set, const T* w, const T* bias, int64_t* taps, T* y) {
   const ConvGeometry& g = s.g;
   const int64_t k = s.k();
   const int64_t out_w = s.out_w();
   const int64_t in_w = s.in_w();
   const int64_t positions = s.positions();
   const int64_t size = s.out_size();
-  int64_t* set = index;  // Per line of the row: not all zeros.
-  int64_t* taps = index + g.in_channels * g.in_h;
+  const int64_t lines = g.in_channels * g.in_h;
   for (int64_t r = 0; r < rows; ++r) {
     const T* image = in + r * stride;
+    const uint8_t* row_set = set + r * lines;
     T* out = y + r * size;
-    for (int64_t j = 0; j < g.in_channels * g.in_h; ++j) {
-      set[j] = AnyNonzero(image + j * in_w, in_w) ? 1 : 0;
-    }
     for (int64_t oy = 0; oy < g.out_h; ++oy) {
       // The lines output row oy reads that are not all zeros: (weight
       // offset of (in channel, ky) within an output channel's, line).
@@ -194,7 +184,9 @@ ASYNCRL_SPARSE_INLINE void SparseConvolutionOfShape(const S& s, const T* in,
       for (int64_t ci = 0; ci < g.in_channels; ++ci) {
         for (int64_t ky = 0; ky < k; ++ky) {
           const int64_t iy = oy * s.stride() - s.padding() + ky;
-          if (iy < 0 || iy >= g.in_h || set[ci * g.in_h + iy] == 0) continue;
+          if (iy < 0 || iy >= g.in_h || row_set[ci * g.in_h + iy] == 0) {
+            continue;
+          }
           taps[2 * n] = (ci * k + ky) * k;
           taps[2 * n + 1] = (ci * g.in_h + iy) * in_w;
           ++n;
@@ -236,7 +228,7 @@ ASYNCRL_SPARSE_INLINE void SparseConvolutionOfShape(const S& s, const T* in,
 template <typename S, typename T>
 ASYNCRL_SPARSE_INLINE void SparseConvolutionGradientOfShape(
     const S& s, const T* in, int64_t stride, int64_t rows, T scale,
-    const T* d_out, int64_t* index, T* dw) {
+    const uint8_t* set, const T* d_out, int64_t* index, T* dw) {
   const ConvGeometry& g = s.g;
   const int64_t k = s.k();
   const int64_t out_w = s.out_w();
@@ -250,10 +242,10 @@ ASYNCRL_SPARSE_INLINE void SparseConvolutionGradientOfShape(
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t ci = 0; ci < g.in_channels; ++ci) {
       int64_t* list = index + (r * g.in_channels + ci) * per;
+      const uint8_t* line_set = set + (r * g.in_channels + ci) * g.in_h;
       int64_t n = 0;
       for (int64_t iy = 0; iy < g.in_h; ++iy) {
-        const T* line = in + r * stride + (ci * g.in_h + iy) * in_w;
-        if (AnyNonzero(line, in_w)) list[1 + n++] = iy;
+        if (line_set[iy] != 0) list[1 + n++] = iy;
       }
       list[0] = n;
     }
@@ -325,19 +317,18 @@ inline bool MinAtarShape(const ConvGeometry& g) {
 // apart) into y ([rows, out channels, positions]). Each output is the sum
 // over its patch in the patch's order (in channel, ky, kx), as a product
 // over im2col's columns, the lines of zeros left out, then the bias.
-// `index`: scratch of in channels * (in_h + 2 k).
+// `set`: per row and line of the input ([rows, in channels, in_h]),
+// whether it is set (AnyNonzero); `index`: scratch of 2 * in channels * k.
 template <typename T>
-ASYNCRL_SPARSE_INLINE void SparseConvolutionRows(const ConvGeometry& g,
-                                                 const T* in, int64_t stride,
-                                                 int64_t rows, T scale,
-                                                 const T* w, const T* bias,
-                                                 int64_t* index, T* y) {
+ASYNCRL_SPARSE_INLINE void SparseConvolutionRows(
+    const ConvGeometry& g, const T* in, int64_t stride, int64_t rows, T scale,
+    const uint8_t* set, const T* w, const T* bias, int64_t* index, T* y) {
   if (MinAtarShape(g)) {
-    SparseConvolutionOfShape(Shape<3, 8>{g}, in, stride, rows, scale, w, bias,
-                             index, y);
+    SparseConvolutionOfShape(Shape<3, 8>{g}, in, stride, rows, scale, set, w,
+                             bias, index, y);
   } else {
-    SparseConvolutionOfShape(Shape<0, 0>{g}, in, stride, rows, scale, w, bias,
-                             index, y);
+    SparseConvolutionOfShape(Shape<0, 0>{g}, in, stride, rows, scale, set, w,
+                             bias, index, y);
   }
 }
 
@@ -345,18 +336,19 @@ ASYNCRL_SPARSE_INLINE void SparseConvolutionRows(const ConvGeometry& g,
 // (`d_out`, [rows, out channels, positions], past the ReLU) into `dw`
 // ([out channels, in channels, k, k], overwritten). Per weight, one
 // partial sum per column of a run (one vector) over the rows and the
-// output rows whose lines are not all zeros, then their sum. `index`:
-// scratch of rows * in channels * (in_h + 1).
+// output rows whose lines are set, then their sum. `set` as
+// SparseConvolutionRows'; `index`: scratch of rows * in channels * (in_h +
+// 1).
 template <typename T>
 ASYNCRL_SPARSE_INLINE void SparseConvolutionGradientRows(
     const ConvGeometry& g, const T* in, int64_t stride, int64_t rows, T scale,
-    const T* d_out, int64_t* index, T* dw) {
+    const uint8_t* set, const T* d_out, int64_t* index, T* dw) {
   if (MinAtarShape(g)) {
     SparseConvolutionGradientOfShape(Shape<3, 8>{g}, in, stride, rows, scale,
-                                     d_out, index, dw);
+                                     set, d_out, index, dw);
   } else {
     SparseConvolutionGradientOfShape(Shape<0, 0>{g}, in, stride, rows, scale,
-                                     d_out, index, dw);
+                                     set, d_out, index, dw);
   }
 }
 

@@ -219,6 +219,26 @@ class DensePathTest : public ::testing::TestWithParam<ArchCase> {
     return PolicyOf(out, GetParam().gaussian);
   }
 
+  // Gradients drawn for the outputs of `obs`' rows (d_policy [rows, policy
+  // size], d_values [rows]) and autograd's flat gradients of sum(policy *
+  // d_policy) + sum(value * d_values) through the reference (once per
+  // test: they accumulate).
+  struct ReferenceBackward {
+    torch::Tensor d_policy, d_values;
+    std::vector<double> grads;
+  };
+  ReferenceBackward BackwardOfReference(const torch::Tensor& obs) {
+    const int64_t rows = obs.size(0);
+    ReferenceBackward b;
+    b.d_policy = torch::randn({rows, layout_.policy_size()}, torch::kDouble);
+    b.d_values = torch::randn({rows}, torch::kDouble);
+    const ModelOutput out = reference_->Forward(obs);
+    ((PolicyOutput(out) * b.d_policy).sum() + (out.value * b.d_values).sum())
+        .backward();
+    b.grads = ReferenceGrads();
+    return b;
+  }
+
   static constexpr int64_t kRows = 7;
   std::shared_ptr<ActorCriticModel> model_;
   std::unique_ptr<FlatParameters> flat_;
@@ -279,13 +299,11 @@ TEST_P(DensePathTest, BackwardEqualsAutogradInDouble) {
   // which take no gradient).
   constexpr int64_t kBackRows = 5;
   torch::manual_seed(13);
-  const int64_t p = layout_.policy_size();
-  const auto d_policy = torch::randn({kBackRows, p}, torch::kDouble);
-  const auto d_values = torch::randn({kBackRows}, torch::kDouble);
-  const ModelOutput out = reference_->Forward(obs_.slice(0, 0, kBackRows));
-  ((PolicyOutput(out) * d_policy).sum() + (out.value * d_values).sum())
-      .backward();
-  const std::vector<double> want = ReferenceGrads();
+  const ReferenceBackward ref =
+      BackwardOfReference(obs_.slice(0, 0, kBackRows));
+  const torch::Tensor& d_policy = ref.d_policy;
+  const torch::Tensor& d_values = ref.d_values;
+  const std::vector<double>& want = ref.grads;
   const double* obs = obs_.data_ptr<double>();
   auto expect_backward = [&](DenseActorCritic<double>& fast) {
     std::vector<double> grads(params_.size(), 0.0);
@@ -361,12 +379,11 @@ TEST_P(DenseConvPathTest, SparseInputsEqualLibTorchEitherRoute) {
   const std::vector<double> want_policy =
       Doubles(PolicyOutput(want).slice(0, 0, 5));
   const std::vector<double> want_values = Doubles(want.value);
-  const auto d_policy = torch::randn({kBackRows, p}, torch::kDouble);
-  const auto d_values = torch::randn({kBackRows}, torch::kDouble);
-  const ModelOutput out = reference_->Forward(obs_.slice(0, 0, kBackRows));
-  ((PolicyOutput(out) * d_policy).sum() + (out.value * d_values).sum())
-      .backward();
-  const std::vector<double> want_grads = ReferenceGrads();
+  const ReferenceBackward ref =
+      BackwardOfReference(obs_.slice(0, 0, kBackRows));
+  const torch::Tensor& d_policy = ref.d_policy;
+  const torch::Tensor& d_values = ref.d_values;
+  const std::vector<double>& want_grads = ref.grads;
   {
     // The frames are sparse enough for the sparse route, and dense ones
     // are not.
@@ -439,15 +456,12 @@ TEST_P(DenseConvPathTest,
   SetSparseFrames();
   const torch::Tensor obs = obs_.to(torch::kFloat).contiguous();
   const int64_t p = layout_.policy_size();
-  const auto d_policy = torch::randn({kBackRows, p}, torch::kDouble);
-  const auto d_values = torch::randn({kBackRows}, torch::kDouble);
   const ModelOutput want = reference_->Forward(obs_);
-  const ModelOutput out = reference_->Forward(obs_.slice(0, 0, kBackRows));
-  ((PolicyOutput(out) * d_policy).sum() + (out.value * d_values).sum())
-      .backward();
-  const torch::Tensor want_grads = torch::tensor(ReferenceGrads());
-  const torch::Tensor d_policy_f = d_policy.to(torch::kFloat).contiguous();
-  const torch::Tensor d_values_f = d_values.to(torch::kFloat).contiguous();
+  const ReferenceBackward ref =
+      BackwardOfReference(obs_.slice(0, 0, kBackRows));
+  const torch::Tensor want_grads = torch::tensor(ref.grads);
+  const torch::Tensor d_policy_f = ref.d_policy.to(torch::kFloat).contiguous();
+  const torch::Tensor d_values_f = ref.d_values.to(torch::kFloat).contiguous();
   for (const Sparse mode : {Sparse::kAlways, Sparse::kNever}) {
     SCOPED_TRACE(mode == Sparse::kAlways ? "sparse" : "im2col");
     DenseActorCritic<float> fast(layout_);
@@ -483,14 +497,13 @@ TEST_P(DensePathTest, ManyRowsEqualLibTorchWithProductsInPiecesOrWhole) {
   const int64_t o = GetParam().obs_size;
   const torch::Tensor obs = torch::randn({kMany, o}, torch::kDouble) * 2;
   const int64_t p = layout_.policy_size();
-  const auto d_policy = torch::randn({kMany, p}, torch::kDouble);
-  const auto d_values = torch::randn({kMany}, torch::kDouble);
   const ModelOutput out = reference_->Forward(obs);
   const std::vector<double> want_policy = Doubles(PolicyOutput(out));
   const std::vector<double> want_values = Doubles(out.value);
-  ((PolicyOutput(out) * d_policy).sum() + (out.value * d_values).sum())
-      .backward();
-  const std::vector<double> want = ReferenceGrads();
+  const ReferenceBackward ref = BackwardOfReference(obs);
+  const torch::Tensor& d_policy = ref.d_policy;
+  const torch::Tensor& d_values = ref.d_values;
+  const std::vector<double>& want = ref.grads;
   for (const bool pieces : {true, false}) {
     SCOPED_TRACE(pieces ? "in pieces" : "whole");
     DenseActorCritic<double> fast(layout_);
