@@ -431,6 +431,38 @@ void ActorCriticAgent::StopEpisodeAndTrain(FloatView obs, double reward,
                        /*end_rollout=*/true);
 }
 
+std::string ActorCriticAgent::NonFiniteGradientMessage(double norm) const {
+  auto non_finite = [](const std::vector<float>& values) {
+    return std::count_if(values.begin(), values.end(),
+                         [](float v) { return !std::isfinite(v); });
+  };
+  const int64_t rewards = non_finite(rollout_.rewards);
+  const int64_t obs =
+      non_finite(rollout_.obs) + non_finite(rollout_.bootstrap_obs);
+  std::string cause;
+  if (rewards > 0) {
+    cause = std::to_string(rewards) + " of the rollout's " +
+            std::to_string(rollout_.rewards.size()) +
+            " rewards are NaN or infinite";
+  }
+  if (obs > 0) {
+    if (!cause.empty()) cause += ", and ";
+    cause += std::to_string(obs) +
+             " of its observations' values are NaN or infinite";
+  }
+  if (cause.empty()) {
+    cause =
+        "the rollout's rewards and observations are finite, so the loss "
+        "diverged (a smaller --lr may help)";
+  }
+  return "the gradient of this worker's update " +
+         std::to_string(num_updates_ + 1) + " is not finite (norm " +
+         std::to_string(norm) +
+         "), so it was not applied and the shared parameters are as they "
+         "were: " +
+         cause;
+}
+
 ActorCriticAgent::AppliedStep ActorCriticAgent::ApplyGradient() {
   AppliedStep step;
   const int64_t n = local_->size();
@@ -440,6 +472,13 @@ ActorCriticAgent::AppliedStep ActorCriticAgent::ApplyGradient() {
   {
     ScopedTimer clip("clip");
     step.grad_norm = std::sqrt(SquaredNorm(grads, n));
+    // A NaN or infinite element would pass the clipping (NaN compares
+    // false) and reach every worker's parameters for good: the run stops
+    // instead, with the shared parameters as they were (the norm sums the
+    // squares in double, so it is infinite only if an element is).
+    if (!std::isfinite(step.grad_norm)) {
+      throw std::runtime_error(NonFiniteGradientMessage(step.grad_norm));
+    }
     scale = ClipScale(step.grad_norm, common().max_grad_norm);
   }
   {

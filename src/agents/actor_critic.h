@@ -168,6 +168,9 @@ class ActorCriticAgent : public BatchAgent,
   // they include every other worker's updates up to that moment); counts
   // the update.
   AppliedStep ApplyGradient();
+  // The error that stops the run when the gradient's norm is `norm`, not
+  // finite: what in the rollout is not finite, or that the loss diverged.
+  std::string NonFiniteGradientMessage(double norm) const;
   // The local copy from the shared parameters.
   void RefreshLocal();
 

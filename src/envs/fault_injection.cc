@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -12,7 +13,7 @@ namespace {
   throw std::invalid_argument("ASYNCRL_INJECT_FAULT=" + text + " is invalid (" +
                               why +
                               "); accepted: worker=<int>,step=<int >= "
-                              "1>,kind=<throw|abort|segv|kill|stop>");
+                              "1>,kind=<throw|abort|segv|kill|stop|nan>");
 }
 
 }  // namespace
@@ -42,6 +43,8 @@ FaultSpec ParseFaultSpec(const std::string& text) {
           spec.kind = FaultKind::kKill;
         } else if (value == "stop") {
           spec.kind = FaultKind::kStop;
+        } else if (value == "nan") {
+          spec.kind = FaultKind::kNan;
         } else {
           Bad(text, "unknown kind '" + value + "'");
         }
@@ -87,6 +90,11 @@ StepResult FaultyEnv::DoStep(const Action& action) {
       case FaultKind::kStop:
         std::raise(SIGSTOP);  // Until SIGCONT or SIGKILL.
         break;
+      case FaultKind::kNan: {
+        StepResult result = Wrapper::DoStep(action);
+        result.reward = std::numeric_limits<double>::quiet_NaN();
+        return result;
+      }
     }
   }
   return Wrapper::DoStep(action);

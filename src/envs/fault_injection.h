@@ -13,7 +13,7 @@
 
 namespace asyncrl {
 
-enum class FaultKind { kThrow, kAbort, kSegv, kKill, kStop };
+enum class FaultKind { kThrow, kAbort, kSegv, kKill, kStop, kNan };
 
 struct FaultSpec {
   int worker = 0;    // Which process_idx's training environment fails.
@@ -29,8 +29,9 @@ FaultSpec ParseFaultSpec(const std::string& text);
 std::optional<FaultSpec> FaultSpecFromEnvironment();
 
 // Forwards to `inner` and fails at step `spec.step`: throws
-// std::runtime_error("injected failure at step N"), calls abort(), or raises
-// SIGSEGV, SIGKILL or SIGSTOP (the worker neither steps nor exits).
+// std::runtime_error("injected failure at step N"), calls abort(), raises
+// SIGSEGV, SIGKILL or SIGSTOP (the worker neither steps nor exits), or
+// (kNan) returns the step with a NaN reward, as a broken environment might.
 class FaultyEnv : public Wrapper {
  public:
   FaultyEnv(std::unique_ptr<Env> inner, FaultSpec spec);

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <string>
 
 #include "asyncrl/agents/torch_setup.h"
@@ -23,10 +24,11 @@ namespace {
 // logits = obs @ W, value = obs @ u: small enough to compute by hand.
 class LinearModelImpl : public ActorCriticModel {
  public:
-  LinearModelImpl() {
+  // `value_scale` multiplies u (1e38: values that overflow float).
+  explicit LinearModelImpl(float value_scale = 1.0f) {
     w_ = register_parameter(
         "w", torch::tensor({0.5f, -0.5f, 0.25f, 1.0f}).view({2, 2}));
-    u_ = register_parameter("u", torch::tensor({1.0f, -2.0f}));
+    u_ = register_parameter("u", torch::tensor({1.0f, -2.0f}) * value_scale);
   }
   PolicyKind Kind() const override { return PolicyKind::kCategorical; }
   ModelOutput Forward(const torch::Tensor& obs) override {
@@ -489,6 +491,70 @@ TEST_F(A3CTest, UpdateAppliesClippedRmspropToSharedAndRefreshesLocal) {
     EXPECT_NEAR(agent.shared_params()[i], expected, 1e-6) << i;
     EXPECT_NEAR(agent.shared_ms()[i], ms, 1e-7) << i;
     EXPECT_EQ(agent.local().params_data()[i], agent.shared_params()[i]) << i;
+  }
+}
+
+// A NaN or infinite gradient would pass the clipping and poison every
+// worker's parameters: the update throws with what in the rollout was not
+// finite, and the shared parameters and statistics stay as they were.
+TEST_F(A3CTest, ANonFiniteGradientIsRefusedAndNamesItsCause) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  struct Case {
+    const char* name;
+    float value_scale;
+    Obs s2;  // The bootstrap observation.
+    double reward;
+    std::string expected;
+  } cases[] = {
+      {"NaN reward",
+       1.0f,
+       {0.5, 0.5},
+       nan,
+       "1 of the rollout's 2 rewards are NaN or infinite"},
+      {"infinite observation",
+       1.0f,
+       {inf, 0.5},
+       1.0,
+       "1 of its observations' values are NaN or infinite"},
+      {"values past float's range",
+       1e38f,
+       {4, 0},
+       1.0,
+       "the rollout's rewards and observations are finite, so the loss "
+       "diverged"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    A3COptions options;
+    options.t_max = 2;
+    A3C agent(std::make_shared<LinearModelImpl>(c.value_scale), Box(2),
+              Space::Discrete(2), options);
+    const std::vector<float> params(agent.shared_params(),
+                                    agent.shared_params() + 6);
+    const std::vector<float> ms(agent.shared_ms(), agent.shared_ms() + 6);
+    agent.ActAndTrain(View({1, 0}), 0);
+    agent.ActAndTrain(View({0, 1}), c.reward);
+    try {
+      agent.ActAndTrain(View(c.s2), 1.0);  // t_max reached: the update.
+      FAIL() << "the update was applied";
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("the gradient of this worker's update 1 is not "
+                          "finite (norm "),
+                std::string::npos)
+          << what;
+      EXPECT_NE(what.find("the shared parameters are as they were"),
+                std::string::npos)
+          << what;
+      EXPECT_NE(what.find(c.expected), std::string::npos) << what;
+    }
+    EXPECT_EQ(agent.num_updates(), 0);
+    for (int i = 0; i < 6; ++i) {
+      // Bitwise: not a single element was stepped.
+      EXPECT_EQ(agent.shared_params()[i], params[i]) << i;
+      EXPECT_EQ(agent.shared_ms()[i], ms[i]) << i;
+    }
   }
 }
 

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -28,11 +30,12 @@ namespace fs = std::filesystem;
 using testing::Spawned;
 using testing::TempDir;
 
-std::vector<std::string> LongRun(const TempDir& dir, int processes = 3) {
+std::vector<std::string> LongRun(const TempDir& dir, int processes = 3,
+                                 const std::string& steps = "1000000000") {
   return {
-      "--outdir",    dir.str(),    "--processes",     std::to_string(processes),
-      "--steps",     "1000000000", "--eval-interval", "0",
-      "--log-level", "debug",      "--quiet"};
+      "--outdir",    dir.str(), "--processes",     std::to_string(processes),
+      "--steps",     steps,     "--eval-interval", "0",
+      "--log-level", "debug",   "--quiet"};
 }
 
 // The _except checkpoint the trainer reported, loaded back.
@@ -57,7 +60,10 @@ void ExpectOthersStoppedOnTheFlag(const Spawned& run, int failed) {
 
 struct WorkerFault {
   std::string kind;
-  std::string expected;
+  std::vector<std::string> expected;  // Each in the trainer's output.
+  // The run's length: a fault that might not stop the run (a NaN reward)
+  // gets one it would finish, with exit status 0, so the test ends.
+  std::string steps = "1000000000";
 };
 
 void PrintTo(const WorkerFault& fault, std::ostream* os) { *os << fault.kind; }
@@ -66,16 +72,31 @@ class WorkerFaultTest : public ::testing::TestWithParam<WorkerFault> {};
 
 TEST_P(WorkerFaultTest, StopsEveryWorkerSavesExceptAndLeavesNoProcess) {
   TempDir dir("fault_" + GetParam().kind);
-  Spawned run(LongRun(dir), "worker=1,step=400,kind=" + GetParam().kind);
+  Spawned run(LongRun(dir, 3, GetParam().steps),
+              "worker=1,step=400,kind=" + GetParam().kind);
   EXPECT_EQ(run.Finish(), 1) << run.output();
   EXPECT_NE(run.output().find("train_a3c: worker 1 (pid "), std::string::npos)
       << run.output();
-  EXPECT_NE(run.output().find(GetParam().expected), std::string::npos)
-      << run.output();
+  for (const std::string& expected : GetParam().expected) {
+    EXPECT_NE(run.output().find(expected), std::string::npos)
+        << expected << "\n"
+        << run.output();
+  }
   ExpectOthersStoppedOnTheFlag(run, 1);
   const proto::Checkpoint c = ExceptCheckpoint(run);
   EXPECT_GT(c.global_step(), 0);
   EXPECT_GT(c.parameters_size(), 0);
+  // The parameters saved are the last finite ones (a NaN reward's
+  // gradient was refused before any worker stepped with it).
+  for (const proto::Tensor& t : c.parameters()) {
+    ASSERT_EQ(t.dtype(), proto::DTYPE_FLOAT32) << t.name();
+    ASSERT_EQ(t.data().size() % sizeof(float), 0u) << t.name();
+    for (size_t i = 0; i < t.data().size(); i += sizeof(float)) {
+      float v = 0;
+      std::memcpy(&v, t.data().data() + i, sizeof(float));
+      ASSERT_TRUE(std::isfinite(v)) << t.name() << " at " << i / sizeof(float);
+    }
+  }
   EXPECT_TRUE(run.GroupGone());
 }
 
@@ -83,9 +104,17 @@ INSTANTIATE_TEST_SUITE_P(
     Kinds, WorkerFaultTest,
     ::testing::Values(
         WorkerFault{"throw",
-                    "exited with status 1: injected failure at step 400"},
-        WorkerFault{"abort", "was killed by signal SIGABRT"},
-        WorkerFault{"segv", "was killed by signal SIGSEGV"}),
+                    {"exited with status 1: injected failure at step 400"}},
+        WorkerFault{"abort", {"was killed by signal SIGABRT"}},
+        WorkerFault{"segv", {"was killed by signal SIGSEGV"}},
+        // Every environment of worker 1 gives a NaN reward at its step
+        // 400 (near global step 3 x 16 x 400 = 19,200): that rollout's
+        // update is refused.
+        WorkerFault{"nan",
+                    {"exited with status 1: the gradient of this worker's "
+                     "update ",
+                     "of the rollout's", "rewards are NaN or infinite"},
+                    "200000"}),
     [](const auto& info) { return info.param.kind; });
 
 TEST(TrainerFaultTest, WorkerKilledFromOutsideIsReported) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "asyncrl/envs/registry.h"
 
 namespace asyncrl {
@@ -14,6 +16,7 @@ TEST(FaultSpecTest, ParsesEveryField) {
   EXPECT_EQ(s.kind, FaultKind::kSegv);
   EXPECT_EQ(ParseFaultSpec("kind=kill").kind, FaultKind::kKill);
   EXPECT_EQ(ParseFaultSpec("kind=stop").kind, FaultKind::kStop);
+  EXPECT_EQ(ParseFaultSpec("kind=nan").kind, FaultKind::kNan);
 }
 
 TEST(FaultSpecTest, RejectsMalformedSpecsNamingWhatIsAccepted) {
@@ -29,6 +32,10 @@ TEST(FaultSpecTest, RejectsMalformedSpecsNamingWhatIsAccepted) {
           << e.what();
       EXPECT_NE(std::string(e.what()).find("accepted: worker=<int>"),
                 std::string::npos);
+      EXPECT_NE(
+          std::string(e.what()).find("kind=<throw|abort|segv|kill|stop|nan>"),
+          std::string::npos)
+          << e.what();
     }
   }
 }
@@ -39,6 +46,16 @@ TEST(FaultyEnvTest, ThrowsAtTheGivenStepOnly) {
   EXPECT_NO_THROW(env.Step(Action::Discrete(1)));
   EXPECT_NO_THROW(env.Step(Action::Discrete(1)));
   EXPECT_THROW(env.Step(Action::Discrete(1)), std::runtime_error);
+}
+
+TEST(FaultyEnvTest, GivesANanRewardAtTheGivenStepOnly) {
+  FaultyEnv env(MakeEnv("CartPole-v1"), {0, 2, FaultKind::kNan});
+  env.Reset(0);
+  EXPECT_EQ(env.Step(Action::Discrete(1)).reward, 1.0);
+  const StepResult bad = env.Step(Action::Discrete(1));
+  EXPECT_TRUE(std::isnan(bad.reward));
+  EXPECT_FALSE(bad.terminated);
+  EXPECT_EQ(env.Step(Action::Discrete(1)).reward, 1.0);
 }
 
 }  // namespace
