@@ -7,19 +7,21 @@
 # evaluation off, as a user runs them. Each rate is the last status line's
 # steps/s per worker (the issue's measure: steps since the workers started
 # over the time since then). ROUNDS rounds (default 3) alternate the three
-# binaries so a slow spell of the machine hits all of them; prints one
-# markdown row per configuration: the median [min-max] of each and the
-# ratios of the medians.
+# binaries, each round in another order, so a slow spell of the machine
+# hits all of them; prints one markdown row per configuration: the median
+# [min-max] of each and the ratios of the medians. A run that fails stops
+# the script, which keeps the rates measured so far and says where.
 #
 # Usage: scripts/speed_ab.sh OLD_TRAIN_A3C NEW_TRAIN_A3C [ROUNDS]
 #   e.g. (the issue's "before", main at 0b6c0ed, built in a worktree):
 #   git worktree add ../before 0b6c0ed
-#   cmake -S ../before -B ../before/build -G Ninja -DCMAKE_BUILD_TYPE=Release \
-#     -DASYNCRL_BUILD_PYTHON=OFF && ninja -C ../before/build train_a3c
+#   cmake -S ../before -B ../before/build -G Ninja -DCMAKE_BUILD_TYPE=Release
+#   ninja -C ../before/build train_a3c
 #   scripts/speed_ab.sh ../before/build/apps/train_a3c build/apps/train_a3c
 # OPENBLAS_CORETYPE is passed on as set: unset it to measure the kernel
 # OpenBLAS picks for the CPU.
 set -euo pipefail
+export LC_ALL=C  # printf and awk read and write "1.5", whatever the locale.
 [ $# -ge 2 ] && [ $# -le 3 ] || {
   echo "usage: $0 OLD_TRAIN_A3C NEW_TRAIN_A3C [ROUNDS]" >&2
   exit 2
@@ -33,7 +35,6 @@ done
   exit 2
 }
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 # arch env environments steps: long enough that the slowest binary runs
 # for several seconds (the rate counts the first steps' warm-up).
@@ -56,25 +57,38 @@ rate() {
   if ! "$bin" --arch "$arch" --env "$env" --processes 1 \
       --envs-per-process "$envs" --steps "$steps" \
       --eval-interval 1000000000 --outdir "$work/out" "$@" > "$log" 2>&1; then
-    echo "$0: $bin --arch $arch --env $env failed:" >&2
+    echo "$0: $bin --arch $arch --env $env --envs-per-process $envs${*:+ $*} failed" \
+      "(the rates so far are in $work):" >&2
     tail -5 "$log" >&2
     exit 1
   fi
   local r
   r=$(tr '\r' '\n' < "$log" | sed -n 's/.*steps\/s (\([0-9.]*\)\/worker).*/\1/p' |
       tail -1)
-  [ -n "$r" ] || { echo "$0: no status line from $bin ($arch)" >&2; exit 1; }
+  [ -n "$r" ] || {
+    echo "$0: no status line from $bin ($arch; the rates so far are in $work)" >&2
+    exit 1
+  }
   echo "$r"
 }
 
+# One run of `kind` (old, new or libtorch) for configuration i.
+run() {
+  local kind=$1 i=$2 arch env envs steps
+  read -r arch env envs steps <<< "${configs[$i]}"
+  case $kind in
+    old) rate "$old" "$arch" "$env" "$envs" "$steps" ;;
+    new) rate "$new" "$arch" "$env" "$envs" "$steps" ;;
+    libtorch) rate "$new" "$arch" "$env" "$envs" "$steps" --no-fast-path ;;
+  esac >> "$work/$kind.$i"
+}
+
+orders=("old new libtorch" "new libtorch old" "libtorch old new")
 for ((round = 1; round <= rounds; ++round)); do
   for i in "${!configs[@]}"; do
     read -r arch env envs steps <<< "${configs[$i]}"
     echo "round $round/$rounds: $arch, $envs environment(s)" >&2
-    rate "$old" "$arch" "$env" "$envs" "$steps" >> "$work/old.$i"
-    rate "$new" "$arch" "$env" "$envs" "$steps" >> "$work/new.$i"
-    rate "$new" "$arch" "$env" "$envs" "$steps" --no-fast-path \
-      >> "$work/libtorch.$i"
+    for kind in ${orders[$(((round - 1) % 3))]}; do run "$kind" "$i"; done
   done
 done
 
@@ -88,6 +102,9 @@ summary() {
     }'
 }
 
+# a / b as "1.23x".
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
+
 echo "| arch, environment | envs | before | after | after --no-fast-path | after / before | after / --no-fast-path |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for i in "${!configs[@]}"; do
@@ -95,8 +112,8 @@ for i in "${!configs[@]}"; do
   o=$(summary "$work/old.$i" m)
   n=$(summary "$work/new.$i" m)
   l=$(summary "$work/libtorch.$i" m)
-  printf '| %s, %s | %s | %s | %s | %s | %.2fx | %.2fx |\n' "$arch" "$env" \
+  printf '| %s, %s | %s | %s | %s | %s | %s | %s |\n' "$arch" "$env" \
     "$envs" "$(summary "$work/old.$i")" "$(summary "$work/new.$i")" \
-    "$(summary "$work/libtorch.$i")" "$(echo "$n / $o" | bc -l)" \
-    "$(echo "$n / $l" | bc -l)"
+    "$(summary "$work/libtorch.$i")" "$(ratio "$n" "$o")" "$(ratio "$n" "$l")"
 done
+rm -rf "$work"

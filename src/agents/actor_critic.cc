@@ -433,31 +433,36 @@ void ActorCriticAgent::StopEpisodeAndTrain(FloatView obs, double reward,
 
 std::string ActorCriticAgent::NonFiniteGradientMessage(double norm) const {
   auto non_finite = [](const std::vector<float>& values) {
-    return std::count_if(values.begin(), values.end(),
-                         [](float v) { return !std::isfinite(v); });
+    return static_cast<int64_t>(
+        std::count_if(values.begin(), values.end(),
+                      [](float v) { return !std::isfinite(v); }));
+  };
+  // "1 of 80 rewards is", "16 of 80 rewards are".
+  auto count = [](int64_t n, const std::string& of) {
+    return std::to_string(n) + " of " + of + (n == 1 ? " is" : " are");
   };
   const int64_t rewards = non_finite(rollout_.rewards);
   const int64_t obs =
       non_finite(rollout_.obs) + non_finite(rollout_.bootstrap_obs);
   std::string cause;
   if (rewards > 0) {
-    cause = std::to_string(rewards) + " of the rollout's " +
-            std::to_string(rollout_.rewards.size()) +
-            " rewards are NaN or infinite";
+    cause = count(rewards, "the rollout's " +
+                               std::to_string(rollout_.rewards.size()) +
+                               " rewards") +
+            " NaN or infinite";
   }
   if (obs > 0) {
     if (!cause.empty()) cause += ", and ";
-    cause += std::to_string(obs) +
-             " of its observations' values are NaN or infinite";
+    cause += count(obs, "its observations' values") + " NaN or infinite";
   }
   if (cause.empty()) {
     cause =
-        "the rollout's rewards and observations are finite, so the loss "
-        "diverged (a smaller --lr may help)";
+        "the rollout's rewards and observations are finite, so the network's "
+        "outputs or the loss diverged (a smaller --lr may help)";
   }
-  return "the gradient of this worker's update " +
+  return "the gradient of this worker's optimizer step " +
          std::to_string(num_updates_ + 1) + " is not finite (norm " +
-         std::to_string(norm) +
+         (std::isnan(norm) ? "NaN" : "infinite") +
          "), so it was not applied and the shared parameters are as they "
          "were: " +
          cause;

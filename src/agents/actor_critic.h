@@ -166,10 +166,14 @@ class ActorCriticAgent : public BatchAgent,
   // Clips local()'s gradient by max_grad_norm, applies the shared RMSprop
   // step and refreshes the local copy from the parameters it wrote (Hogwild:
   // they include every other worker's updates up to that moment); counts
-  // the update.
+  // the update. A gradient that is not finite is not applied: throws
+  // std::runtime_error (NonFiniteGradientMessage).
   AppliedStep ApplyGradient();
   // The error that stops the run when the gradient's norm is `norm`, not
   // finite: what in the rollout is not finite, or that the loss diverged.
+  // ApplyGradient throws it before any step; the rollout is then left as
+  // it was (not cleared), so the agent is not meant to train on: the
+  // trainer stops the run.
   std::string NonFiniteGradientMessage(double norm) const;
   // The local copy from the shared parameters.
   void RefreshLocal();

@@ -511,49 +511,54 @@ TEST_F(A3CTest, ANonFiniteGradientIsRefusedAndNamesItsCause) {
        1.0f,
        {0.5, 0.5},
        nan,
-       "1 of the rollout's 2 rewards are NaN or infinite"},
+       "(norm NaN), so it was not applied and the shared parameters are as "
+       "they were: 1 of the rollout's 2 rewards is NaN or infinite"},
       {"infinite observation",
        1.0f,
        {inf, 0.5},
        1.0,
-       "1 of its observations' values are NaN or infinite"},
+       "1 of its observations' values is NaN or infinite"},
       {"values past float's range",
        1e38f,
        {4, 0},
        1.0,
-       "the rollout's rewards and observations are finite, so the loss "
-       "diverged"},
+       "the rollout's rewards and observations are finite, so the network's "
+       "outputs or the loss diverged"},
   };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    A3COptions options;
-    options.t_max = 2;
-    A3C agent(std::make_shared<LinearModelImpl>(c.value_scale), Box(2),
-              Space::Discrete(2), options);
-    const std::vector<float> params(agent.shared_params(),
-                                    agent.shared_params() + 6);
-    const std::vector<float> ms(agent.shared_ms(), agent.shared_ms() + 6);
-    agent.ActAndTrain(View({1, 0}), 0);
-    agent.ActAndTrain(View({0, 1}), c.reward);
-    try {
-      agent.ActAndTrain(View(c.s2), 1.0);  // t_max reached: the update.
-      FAIL() << "the update was applied";
-    } catch (const std::runtime_error& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find("the gradient of this worker's update 1 is not "
-                          "finite (norm "),
-                std::string::npos)
-          << what;
-      EXPECT_NE(what.find("the shared parameters are as they were"),
-                std::string::npos)
-          << what;
-      EXPECT_NE(what.find(c.expected), std::string::npos) << what;
-    }
-    EXPECT_EQ(agent.num_updates(), 0);
-    for (int i = 0; i < 6; ++i) {
+  for (const char* optimizer : {"rmsprop", "adam"}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(optimizer) + ", " + c.name);
+      A3COptions options;
+      options.t_max = 2;
+      options.optimizer.kind = optimizer;
+      A3C agent(std::make_shared<LinearModelImpl>(c.value_scale), Box(2),
+                Space::Discrete(2), options);
+      const int statistics = options.optimizer.StatisticsPerParameter() * 6;
+      const std::vector<float> params(agent.shared_params(),
+                                      agent.shared_params() + 6);
+      const std::vector<float> stats(agent.shared_ms(),
+                                     agent.shared_ms() + statistics);
+      agent.ActAndTrain(View({1, 0}), 0);
+      agent.ActAndTrain(View({0, 1}), c.reward);
+      try {
+        agent.ActAndTrain(View(c.s2), 1.0);  // t_max reached: the update.
+        FAIL() << "the update was applied";
+      } catch (const std::runtime_error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("the gradient of this worker's optimizer step 1 "
+                            "is not finite (norm "),
+                  std::string::npos)
+            << what;
+        EXPECT_NE(what.find(c.expected), std::string::npos) << what;
+      }
+      EXPECT_EQ(agent.num_updates(), 0);
       // Bitwise: not a single element was stepped.
-      EXPECT_EQ(agent.shared_params()[i], params[i]) << i;
-      EXPECT_EQ(agent.shared_ms()[i], ms[i]) << i;
+      for (int i = 0; i < 6; ++i) {
+        EXPECT_EQ(agent.shared_params()[i], params[i]) << i;
+      }
+      for (int i = 0; i < statistics; ++i) {
+        EXPECT_EQ(agent.shared_ms()[i], stats[i]) << i;
+      }
     }
   }
 }

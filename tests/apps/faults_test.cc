@@ -86,17 +86,22 @@ TEST_P(WorkerFaultTest, StopsEveryWorkerSavesExceptAndLeavesNoProcess) {
   const proto::Checkpoint c = ExceptCheckpoint(run);
   EXPECT_GT(c.global_step(), 0);
   EXPECT_GT(c.parameters_size(), 0);
-  // The parameters saved are the last finite ones (a NaN reward's
-  // gradient was refused before any worker stepped with it).
-  for (const proto::Tensor& t : c.parameters()) {
-    ASSERT_EQ(t.dtype(), proto::DTYPE_FLOAT32) << t.name();
-    ASSERT_EQ(t.data().size() % sizeof(float), 0u) << t.name();
-    for (size_t i = 0; i < t.data().size(); i += sizeof(float)) {
-      float v = 0;
-      std::memcpy(&v, t.data().data() + i, sizeof(float));
-      ASSERT_TRUE(std::isfinite(v)) << t.name() << " at " << i / sizeof(float);
+  // The parameters and optimizer statistics saved are the last finite ones
+  // (a NaN reward's gradient was refused before any worker stepped with
+  // it).
+  for (const auto* tensors : {&c.parameters(), &c.optimizer_state()}) {
+    for (const proto::Tensor& t : *tensors) {
+      ASSERT_EQ(t.dtype(), proto::DTYPE_FLOAT32) << t.name();
+      ASSERT_EQ(t.data().size() % sizeof(float), 0u) << t.name();
+      for (size_t i = 0; i < t.data().size(); i += sizeof(float)) {
+        float v = 0;
+        std::memcpy(&v, t.data().data() + i, sizeof(float));
+        ASSERT_TRUE(std::isfinite(v))
+            << t.name() << " at " << i / sizeof(float);
+      }
     }
   }
+  EXPECT_GT(c.optimizer_state_size(), 0);
   EXPECT_TRUE(run.GroupGone());
 }
 
@@ -108,13 +113,14 @@ INSTANTIATE_TEST_SUITE_P(
         WorkerFault{"abort", {"was killed by signal SIGABRT"}},
         WorkerFault{"segv", {"was killed by signal SIGSEGV"}},
         // Every environment of worker 1 gives a NaN reward at its step
-        // 400 (near global step 3 x 16 x 400 = 19,200): that rollout's
-        // update is refused.
-        WorkerFault{"nan",
-                    {"exited with status 1: the gradient of this worker's "
-                     "update ",
-                     "of the rollout's", "rewards are NaN or infinite"},
-                    "200000"}),
+        // 400 (near global step 3 x 16 x 400 = 19,200, of 1M): that
+        // rollout's update is refused.
+        WorkerFault{
+            "nan",
+            {"exited with status 1: the gradient of this worker's "
+             "optimizer step ",
+             "(norm NaN)", "of the rollout's", "rewards are NaN or infinite"},
+            "1000000"}),
     [](const auto& info) { return info.param.kind; });
 
 TEST(TrainerFaultTest, WorkerKilledFromOutsideIsReported) {
