@@ -60,7 +60,17 @@ std::map<std::string, std::string> ParseRecordedOptions(
     const std::string& json_text) {
   std::map<std::string, std::string> args;
   const Json json = Json::Parse(json_text);
-  for (const auto& [key, value] : json.object()) args[key] = value.string();
+  for (const auto& [key, value] : json.object()) {
+    // A name holding '=' would reach the option parser as "--name=value"
+    // and set the option named before its '=' to what follows: a file could
+    // add an option's value that was never recorded (found by
+    // fuzz/merge_fuzzer; its input is in fuzz/corpus/merge/).
+    if (key.empty() || key.find('=') != std::string::npos) {
+      throw std::runtime_error("the option name " + Json(key).Dump() +
+                               " is not one; accepted: a name without '='");
+    }
+    args[key] = value.string();
+  }
   return args;
 }
 
