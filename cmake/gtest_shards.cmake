@@ -31,25 +31,39 @@ function(asyncrl_add_gtest_shards target)
   set(include_file ${dir}/${target}_shards_include.cmake)
   # Arguments for the script, one per line (lists and '=' survive).
   set(args_file ${dir}/${target}_shards_args.cmake)
-  file(WRITE ${args_file}
+  set(args_text
     "set(PER [==[${arg_PER}]==])\n"
     "set(TIMEOUT [==[${arg_TIMEOUT}]==])\n"
     "set(LABELS [==[${arg_LABELS}]==])\n"
     "set(ENVIRONMENT [==[${arg_ENVIRONMENT}]==])\n"
     "set(WORKING_DIRECTORY [==[${dir}]==])\n")
+  string(CONCAT args_text ${args_text})
+  file(WRITE ${args_file} "${args_text}")
+  # The settings' and the script's hash is on the command line, so that a
+  # change to either lists the tests again (Ninja re-runs a changed command).
+  set(script ${PROJECT_SOURCE_DIR}/cmake/gtest_shards_list.cmake)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${script})
+  file(SHA1 ${script} script_hash)
+  string(SHA1 settings_hash "${args_text}${script_hash}")
   add_custom_command(TARGET ${target} POST_BUILD
     COMMAND ${CMAKE_COMMAND} -D BINARY=$<TARGET_FILE:${target}>
             -D ARGS_FILE=${args_file} -D OUTPUT=${tests_file}
-            -P ${PROJECT_SOURCE_DIR}/cmake/gtest_shards_list.cmake
+            -D SETTINGS=${settings_hash} -P ${script}
     BYPRODUCTS ${tests_file}
     COMMENT "Listing ${target}'s tests for CTest (one process per suite)"
     VERBATIM)
-  # Until the binary is built, one test that fails and says so.
+  # Until the binary is built, one test (with the labels, so that ctest -L
+  # finds it) that fails and says so.
+  set(not_built "add_test([==[${target}_NOT_BUILT]==] [==[${target}_NOT_BUILT]==])\n")
+  if(arg_LABELS)
+    string(APPEND not_built "  set_tests_properties([==[${target}_NOT_BUILT]==]"
+           " PROPERTIES LABELS [==[${arg_LABELS}]==])\n")
+  endif()
   file(WRITE ${include_file}
     "if(EXISTS [==[${tests_file}]==])\n"
     "  include([==[${tests_file}]==])\n"
     "else()\n"
-    "  add_test([==[${target}_NOT_BUILT]==] [==[${target}_NOT_BUILT]==])\n"
+    "  ${not_built}"
     "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include_file})
 endfunction()

@@ -2,6 +2,11 @@
 # and writes OUTPUT, one add_test per suite or per shard of a suite.
 # -D BINARY=... -D ARGS_FILE=... -D OUTPUT=...
 include(${ARGS_FILE})
+# The whole list, whatever the building shell's environment selects.
+foreach(var GTEST_FILTER GTEST_TOTAL_SHARDS GTEST_SHARD_INDEX
+            GTEST_ALSO_RUN_DISABLED_TESTS)
+  unset(ENV{${var}})
+endforeach()
 execute_process(COMMAND ${BINARY} --gtest_list_tests
                 WORKING_DIRECTORY ${WORKING_DIRECTORY}
                 OUTPUT_VARIABLE listing ERROR_VARIABLE errors
@@ -13,6 +18,9 @@ endif()
 
 # Lines: "Suite." (a value-parameterized suite "Prefix/Suite.", a typed one
 # followed by "  # TypeParam = ...") and "  Test" under it.
+# Parameter comments ("  # GetParam() = ...") may hold [ ] ; \\ that
+# would merge list items; names never do.
+string(REGEX REPLACE "  #[^\n]*" "" listing "${listing}")
 string(REPLACE ";" "\\;" listing "${listing}")
 string(REPLACE "\n" ";" lines "${listing}")
 set(suites)
@@ -21,8 +29,13 @@ foreach(line IN LISTS lines)
     set(suite ${CMAKE_MATCH_1})
     list(APPEND suites ${suite})
     set(count_${suite} 0)
-  elseif(line MATCHES "^  [^ ]" AND DEFINED suite)
-    math(EXPR count_${suite} "${count_${suite}} + 1")
+  elseif(line MATCHES "^  ([^ ]+)" AND DEFINED suite)
+    # GoogleTest skips (and does not count for sharding) a disabled test:
+    # suite or test name matching DISABLED_* or */DISABLED_*.
+    set(test "${CMAKE_MATCH_1}")
+    if(NOT suite MATCHES "(^|/)DISABLED_" AND NOT test MATCHES "(^|/)DISABLED_")
+      math(EXPR count_${suite} "${count_${suite}} + 1")
+    endif()
   endif()
 endforeach()
 if(NOT suites)
@@ -34,6 +47,9 @@ set(total 0)
 set(processes 0)
 foreach(suite IN LISTS suites)
   set(count ${count_${suite}})
+  if(count EQUAL 0)
+    continue()
+  endif()
   math(EXPR total "${total} + ${count}")
   math(EXPR shards "(${count} + ${PER} - 1) / ${PER}")
   math(EXPR last "${shards} - 1")

@@ -18,6 +18,7 @@
 #include "asyncrl/experiments/curriculum/curriculum_extension.h"
 #include "asyncrl/experiments/evaluator.h"
 #include "asyncrl/experiments/hosts/hosts_extension.h"
+#include "asyncrl/experiments/policy_collapse.h"
 #include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/experiments/self_play/self_play.h"
 #include "asyncrl/experiments/self_play/self_play_extension.h"
@@ -126,6 +127,7 @@ class TrainerRun {
     Extensions extensions;
     // First: its column comes right after the agent's statistics.
     extensions.push_back(std::make_shared<TrainingReturnsExtension>());
+    extensions.push_back(std::make_shared<PolicyCollapseExtension>());
     if (f_.curriculum) {
       extensions.push_back(
           std::make_shared<CurriculumExtension>(f_.curriculum));

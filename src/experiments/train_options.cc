@@ -54,6 +54,8 @@ void TrainOptions::Validate() const {
           "train_returns_window", train_returns_window,
           "an integer in [0, " + std::to_string(kMaxTrainReturnsWindow) +
               "] (0: off)");
+  Require(collapse_entropy >= 0 && collapse_entropy < 1, "collapse_entropy",
+          collapse_entropy, "a number in [0, 1) (0: never checked)");
   Require(!outdir.empty(), "outdir", "\"\"", "a directory path");
   Require(load.empty() || resume.empty(), "load", load,
           "not together with resume (resume continues a run, load starts a "
@@ -99,6 +101,16 @@ FlagSpecs TrainOptions::Flags() {
        "the mean return of the last this many training episodes "
        "(environment units; 0: off)",
        &train_returns_window},
+      {"collapse-entropy",
+       "warn once (status line: COLLAPSED) when the policy's entropy falls "
+       "below this fraction of its largest (ln of the number of actions) "
+       "while the evaluation means stay at the first evaluations' "
+       "(discrete actions; 0: never)",
+       &collapse_entropy},
+      {"stop-on-collapse",
+       "end the run when the policy collapses (--collapse-entropy): "
+       "<steps>_except/ is saved and the exit status is 3",
+       &stop_on_collapse},
       {"profile",
        "write a CPU profile per process to profile-<process_idx>-<pid>.prof "
        "(read with google-pprof --text)",

@@ -92,6 +92,14 @@ struct TrainOptions {
   // run (RunTrainer's TrainingReturnsExtension,
   // experiments/training_returns.h); 0: off. [0, kMaxTrainReturnsWindow].
   int64_t train_returns_window = 100;
+  // A collapsed policy is named (RunTrainer's PolicyCollapseExtension,
+  // experiments/policy_collapse.h): an evaluating agent's average entropy
+  // below this fraction of the largest a policy over the actions can have
+  // (ln n, discrete actions only) while the evaluations' means stay at the
+  // first evaluations'. [0, 1); 0: never checked.
+  double collapse_entropy = 0.01;
+  // End the run when the policy collapses (exit status 3, <t>_except/).
+  bool stop_on_collapse = false;
   // Recorded in every checkpoint's metadata.
   std::map<std::string, std::string> config;
   std::string env_name;

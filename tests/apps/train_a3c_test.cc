@@ -187,6 +187,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "--train-returns-window=-1 is invalid; accepted: an integer "
                 "in [0, 10000] (0: off)"},
         BadFlag{"--train-returns-window 10001", "--train-returns-window=10001"},
+        BadFlag{"--collapse-entropy 1",
+                "--collapse-entropy=1 is invalid; accepted: a number in "
+                "[0, 1) (0: never checked)"},
+        BadFlag{"--collapse-entropy -0.5", "--collapse-entropy=-0.5"},
         BadFlag{"--checkpoint-interval -1", "--checkpoint-interval=-1"},
         BadFlag{"--env-param length=9",
                 "--env-param=length=9 is invalid; accepted: length=VALUE "
@@ -222,6 +226,9 @@ TEST(TrainA3CTest, HelpAndVersionExitZero) {
   EXPECT_NE(help.output.find("--envs-per-process arg (=16)"),
             std::string::npos);
   EXPECT_NE(help.output.find("--step-offset arg (=0)"), std::string::npos);
+  EXPECT_NE(help.output.find("--collapse-entropy arg (=0.01)"),
+            std::string::npos);
+  EXPECT_NE(help.output.find("--stop-on-collapse"), std::string::npos);
   const ProcessRun version = TrainA3C("--version");
   EXPECT_EQ(version.status, 0);
   EXPECT_EQ(version.output.rfind("train_a3c ", 0), 0u) << version.output;
@@ -595,9 +602,7 @@ TEST(TrainA3CTest, NormalizeObservationsIsRecordedCheckpointedAndGuarded) {
 }
 
 // --hidden-sizes and --activation: recorded, followed by --demo and
-// --resume, a change refused on resume and by --load's parameters; refused
-// in one line with nothing created for an arch of a fixed shape and for
-// widths that cannot be built.
+// --resume, a change refused on resume and by --load's parameters.
 TEST(TrainA3CTest, NetworkShapeIsRecordedFollowedAndGuarded) {
   TempDir dir("network_shape");
   const std::string common =
@@ -696,7 +701,14 @@ TEST(TrainA3CTest, NetworkShapeIsRecordedFollowedAndGuarded) {
                                      "value"),
             std::string::npos)
       << other_widths.output;
+}
 
+// A network --hidden-sizes, --activation or --conv-channels cannot shape (an
+// arch of a fixed shape, widths that cannot be built) is refused in one line
+// with nothing created. (Apart from the test above so that neither takes
+// more than a few seconds.)
+TEST(TrainA3CTest, NetworkShapesThatCannotBeBuiltAreRefusedInOneLine) {
+  TempDir dir("network_shape_refused");
   struct Refused {
     std::string flags;
     std::string message;

@@ -17,6 +17,7 @@
 #include "asyncrl/envs/fault_injection.h"
 #include "asyncrl/experiments/curriculum/curriculum_extension.h"
 #include "asyncrl/experiments/evaluator.h"
+#include "asyncrl/experiments/policy_collapse.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "test_helpers.h"
 
@@ -660,6 +661,71 @@ TEST_F(TrainAgentAsyncTest, AnExtensionsHooksAreCalledInEveryProcess) {
       std::stoll(finish.metadata().config().at("recorded_cuts"));
   EXPECT_GT(recorded, 0);
   EXPECT_LE(recorded, b.cuts);
+}
+
+// A3C whose policy chooses action 0 whatever it sees (its output layer's
+// weights 0, its biases 30 and -30): its entropy is ~1e-25 and its
+// gradients vanish with it, so it stays collapsed; CartPole's episodes last
+// ~9 steps.
+MakeAgentFn CollapsedA3C(const std::string& env_name) {
+  auto probe = MakeEnv(env_name);
+  const Space obs = probe->ObservationSpace();
+  const Space act = probe->ActionSpace();
+  return [=](int idx) -> std::unique_ptr<Agent> {
+    torch::manual_seed(0);
+    A3COptions o = SmallA3COptions();
+    o.seed = static_cast<uint64_t>(idx);
+    auto model = FcSoftmaxActorCritic(obs.FlatSize(), act.n,
+                                      std::vector<int64_t>{32, 32})
+                     .ptr();
+    torch::NoGradGuard no_grad;
+    torch::Tensor weight, bias;  // The last of the policy head's.
+    for (const auto& p : model->named_parameters()) {
+      const std::string& name = p.key();
+      if (name.rfind("pi.", 0) != 0) continue;
+      if (name.size() > 7 && name.substr(name.size() - 7) == ".weight") {
+        weight = p.value();
+      } else if (name.size() > 5 && name.substr(name.size() - 5) == ".bias") {
+        bias = p.value();
+      }
+    }
+    weight.zero_();
+    bias.copy_(torch::tensor({30.0f, -30.0f}));
+    return std::make_unique<A3C>(model, obs, act, o);
+  };
+}
+
+// A run made to collapse: named once on stderr, and --stop-on-collapse ends
+// it with status 3 and <t>_except/ long before its budget.
+TEST_F(TrainAgentAsyncTest, ACollapsedPolicyIsNamedAndStopOnCollapseEndsTheRun) {
+  TrainOptions o = Options(1, 500000);
+  o.eval_interval = 1000;
+  o.eval_n_episodes = 5;
+  o.stop_on_collapse = true;
+  ::testing::internal::CaptureStderr();
+  const TrainResult r = TrainAgentAsync(
+      o, PlainEnv("CartPole-v1"), CollapsedA3C("CartPole-v1"), {}, nullptr,
+      {std::make_shared<PolicyCollapseExtension>()});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.exit_code, 3) << r.message << err;
+  EXPECT_NE(r.message.find("(--stop-on-collapse): the policy collapsed at "
+                           "step "),
+            std::string::npos)
+      << r.message;
+  EXPECT_LT(r.global_step, o.steps);
+  ASSERT_FALSE(r.except_dir.empty()) << r.message;
+  EXPECT_TRUE(fs::exists(fs::path(r.except_dir) / kCheckpointFileName));
+  EXPECT_FALSE(fs::exists(Path("successful")));
+  // Said once, on one line, at the fifth evaluation (after the three that
+  // set the baseline, two collapsed rows in a row).
+  const std::string said = "the policy collapsed at step ";
+  ASSERT_NE(err.find(said), std::string::npos) << err;
+  EXPECT_EQ(err.find(said, err.find(said) + 1), std::string::npos) << err;
+  const std::vector<std::string> rows = ReadLines(Path("scores.txt"));
+  ASSERT_GE(rows.size(), 6u);  // Header and five evaluations.
+  const std::string fifth_step = Split(rows[5], '\t').at(0);
+  EXPECT_NE(err.find(said + fifth_step + ":"), std::string::npos)
+      << err << "\nfifth evaluation: " << rows[5];
 }
 
 TEST_F(TrainAgentAsyncTest, LearnsCartPoleV0WithAFixedSeed) {
