@@ -5,12 +5,13 @@
 # its output. Exits 1 when any failed.
 # Usage: scripts/gtest_suites.sh BINARY JOBS TIMEOUT [NEGATIVE_FILTER]
 #
-# Why (scripts/sanitize.sh): ctest runs every test in a process of its
-# own, and under AddressSanitizer each start of a binary that links
-# LibTorch costs seconds (LibTorch's static initialisers through ASan's
-# allocator, LeakSanitizer's scan at exit): with ~760 tests that was most of
-# the sanitizer stage's time. A suite's tests share one process, as they do
-# whenever the binary is run by hand.
+# Why (scripts/sanitize.sh): under AddressSanitizer each start of a binary
+# that links LibTorch costs seconds (LibTorch's static initialisers through
+# ASan's allocator, LeakSanitizer's scan at exit): one process per test was
+# most of the sanitizer stage's time. A suite's tests share one process, as
+# they do whenever the binary is run by hand; CTest groups them the same way
+# (cmake/gtest_shards.cmake), and this script adds a negative filter and
+# prints each process's time.
 set -euo pipefail
 if [ $# -lt 3 ]; then
   echo "usage: $0 BINARY JOBS TIMEOUT [NEGATIVE_FILTER]" >&2

@@ -7,7 +7,8 @@
 # Release run covers it), and so are the on-demand soak test, the install
 # test (it builds an outside project without the sanitizer) and the Python
 # package's test (not built here). `ctest --preset asan` runs the same
-# tests one process per test.
+# tests in the same grouping (cmake/gtest_shards.cmake), with the learning
+# test included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset asan > /dev/null
