@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -38,13 +39,28 @@ double Cell(const std::vector<std::string>& cells, int i) {
   }
 }
 
+// The steps cell (-1: not a whole number).
+int64_t StepsCell(const std::vector<std::string>& cells) {
+  if (cells.empty()) return -1;
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(cells[0], &used);
+    return used == cells[0].size() ? static_cast<int64_t>(v) : -1;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
 }  // namespace
 
 CollapseDetector::CollapseDetector(double max_entropy, double fraction)
     : max_entropy_(max_entropy), fraction_(fraction) {}
 
-bool CollapseDetector::Observe(const CollapseRow& row) {
-  if (found_ || std::isnan(row.mean) || std::isnan(row.entropy)) return false;
+bool CollapseDetector::Observe(const CollapseRow& row, bool judge) {
+  if (found_ || !std::isfinite(row.mean) || !std::isfinite(row.entropy)) {
+    return false;
+  }
+  if (!judge && rows_ >= kBaselineRows) return false;
   ++rows_;
   if (rows_ <= kBaselineRows) {
     low_ = rows_ == 1 ? row.mean : std::min(low_, row.mean);
@@ -64,30 +80,49 @@ void PolicyCollapseExtension::Configure(const TrainOptions& options,
                                         Env& probe) {
   detector_.reset();
   stop_ = options.stop_on_collapse;
-  const Space& actions = probe.ActionSpace();
-  if (options.collapse_entropy > 0 && actions.IsDiscrete() && actions.n >= 2) {
-    detector_.emplace(std::log(static_cast<double>(actions.n)),
-                      options.collapse_entropy);
-  }
-  scores_ = ScoresPath(options.outdir);
-  // What the message suggests, with this run's own values where it has
-  // them (a library caller's options may not record them).
+  steps_ = options.steps;
   const auto value = [&](const std::string& key) {
     const auto it = options.config.find(key);
     return it == options.config.end() ? std::string() : it->second;
   };
+  const Space& actions = probe.ActionSpace();
+  const bool masked = probe.ObservationSpace().action_mask > 0;
+  const bool curriculum = !value("curriculum").empty();
+  if (options.collapse_entropy > 0 && options.eval_interval > 0 &&
+      actions.IsDiscrete() && actions.n >= 2 && !masked && !curriculum) {
+    const double ln_n = std::log(static_cast<double>(actions.n));
+    detector_.emplace(ln_n, options.collapse_entropy);
+    threshold_ = Short(options.collapse_entropy) + " x ln " +
+                 std::to_string(actions.n) + " = " +
+                 Short(options.collapse_entropy * ln_n);
+  }
+  scores_ = ScoresPath(options.outdir);
+  // What the message suggests, with this run's own values where it has
+  // them (a library caller's options may not record them).
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const std::string lr = value("lr");
   const std::string beta = value("beta");
-  advice_ = "Likely causes: a learning rate too large for this many workers"
-            " (" + std::to_string(options.processes) + " processes x " +
-            std::to_string(options.envs_per_process) +
-            " environments on " + std::to_string(cores) + " cores" +
-            (lr.empty() ? "" : ", --lr " + lr) +
-            "), stale gradients from more processes than cores, too small an "
-            "entropy weight" + (beta.empty() ? "" : " (--beta " + beta + ")") +
-            "; try a smaller --lr, --rmsprop-epsilon 0.1, fewer --processes "
-            "or a larger --beta";
+  const std::string optimizer = value("optimizer");
+  const std::string eps = value("rmsprop-epsilon");
+  std::string causes = "a learning rate too large for this many workers (" +
+                       std::to_string(options.processes) + " processes x " +
+                       std::to_string(options.envs_per_process) +
+                       " environments on " + std::to_string(cores) +
+                       " cores" + (lr.empty() ? "" : ", --lr " + lr) + ")";
+  if (static_cast<unsigned>(options.processes) > cores) {
+    causes += ", stale gradients from more processes than cores";
+  }
+  causes += ", too small an entropy weight" +
+            (beta.empty() ? std::string() : " (--beta " + beta + ")");
+  std::string tries = "a smaller --lr";
+  if (optimizer != "adam" && eps != "0.1") {
+    tries += ", --rmsprop-epsilon 0.1";
+  }
+  if (static_cast<unsigned>(options.processes) > cores) {
+    tries += ", fewer --processes";
+  }
+  tries += " or a larger --beta";
+  advice_ = "Likely causes: " + causes + "; try " + tries;
 }
 
 void PolicyCollapseExtension::Place(void*, const RunInfo& run) {
@@ -95,10 +130,26 @@ void PolicyCollapseExtension::Place(void*, const RunInfo& run) {
   offset_ = 0;
   header_read_ = false;
   mean_column_ = entropy_column_ = -1;
+  start_step_ = 0;
+  started_size_ = -1;
+  message_.clear();
+  stopped_ = false;
+}
+
+void PolicyCollapseExtension::Start(const RunInfo& run) {
+  // After the checkpoint is loaded: a resumed run's first step.
+  start_step_ = run.control != nullptr ? run.control->global_step.load() : 0;
+}
+
+void PolicyCollapseExtension::WorkersStarted() {
+  // scores.txt has its header (and a resumed run's rows) by now.
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(scores_, ec);
+  started_size_ = ec ? 0 : static_cast<int64_t>(size);
 }
 
 void PolicyCollapseExtension::Poll() {
-  if (!detector_ || detector_->collapsed()) return;
+  if (!detector_ || detector_->collapsed() || started_size_ < 0) return;
   std::ifstream in(scores_, std::ios::binary);
   if (!in) return;
   in.seekg(0, std::ios::end);
@@ -116,7 +167,8 @@ void PolicyCollapseExtension::Poll() {
         SplitTabs(text.substr(begin, end - begin));
     if (!header_read_) {
       header_read_ = true;
-      for (int i = 0; i < static_cast<int>(cells.size()); ++i) {
+      // The first of each name: the trainer's own columns come first.
+      for (int i = static_cast<int>(cells.size()) - 1; i >= 0; --i) {
         if (cells[i] == "mean") mean_column_ = i;
         if (cells[i] == "average_entropy") entropy_column_ = i;
       }
@@ -124,9 +176,19 @@ void PolicyCollapseExtension::Poll() {
     }
     if (mean_column_ < 0 || entropy_column_ < 0) continue;  // Not reported.
     CollapseRow row;
-    row.steps = static_cast<int64_t>(Cell(cells, 0));
+    row.steps = StepsCell(cells);
     row.mean = Cell(cells, mean_column_);
     row.entropy = Cell(cells, entropy_column_);
+    if (row.steps < 0) continue;
+    // An earlier run's rows (before this one's workers started): those up
+    // to the step it resumed from set the baseline, those past it (a resume
+    // from an earlier checkpoint) are not this run's history.
+    const bool earlier =
+        offset_ + static_cast<int64_t>(begin) < started_size_;
+    if (earlier) {
+      if (row.steps <= start_step_) detector_->Observe(row, /*judge=*/false);
+      continue;
+    }
     if (detector_->Observe(row)) {
       offset_ += static_cast<int64_t>(end + 1);
       Found();
@@ -140,20 +202,24 @@ void PolicyCollapseExtension::Found() {
   const CollapseDetector& d = *detector_;
   const CollapseRow& row = d.found();
   message_ = "the policy collapsed at step " + std::to_string(row.steps) +
-             ": its entropy is " + Short(row.entropy) + ", below " +
-             Short(d.threshold()) +
-             " (--collapse-entropy of the largest), while the evaluations' "
-             "mean stays at " + Short(row.mean) + " (the first evaluations': " +
+             ": its entropy is " + Short(row.entropy) + " in two evaluations"
+             " in a row, below " + threshold_ +
+             " (--collapse-entropy x the largest), while their mean stays at " +
+             Short(row.mean) + " (the first three evaluations': " +
              Short(d.baseline_low()) + " to " + Short(d.baseline_high()) +
-             "); it will not learn from here. " + advice_ +
-             (stop_ ? "; --stop-on-collapse ends the run here"
-                    : "; --stop-on-collapse would end such a run here");
-  Log(LogLevel::kWarning, message_);
-  if (stop_ && control_ != nullptr) {
-    stopped_ = true;
-    // The workers end as after a successful evaluation.
-    control_->training_done.store(1);
+             "); such a policy rarely learns again. " + advice_;
+  // Stopping: only a run still training (not one whose budget is spent or
+  // whose evaluation already succeeded, which keep their ending).
+  if (stop_ && control_ != nullptr &&
+      control_->global_step.load() < steps_) {
+    int32_t expected = 0;
+    stopped_ = control_->training_done.compare_exchange_strong(expected, 1);
   }
+  message_ += stopped_ ? "; --stop-on-collapse ends the run here"
+                       : (stop_ ? "; the run had already ended"
+                                : "; --stop-on-collapse would end such a run "
+                                  "here");
+  Log(LogLevel::kWarning, message_);
 }
 
 void PolicyCollapseExtension::Report(EventWriter&, bool periodic) {

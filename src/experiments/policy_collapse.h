@@ -9,10 +9,14 @@
 // With --stop-on-collapse the run ends there: the workers stop as after a
 // successful evaluation, <t>_except/ is saved and the exit status is 3.
 //
-// Only for policies over a discrete action space (the largest entropy,
-// ln n, is known; a Gaussian policy's entropy has no such scale) whose
+// Only for policies over a discrete action space without an action mask
+// (the largest entropy, ln n, is known; a Gaussian policy's entropy has no
+// such scale, and a game's legal moves change it), in a run that evaluates,
+// has no curriculum (its lessons change what the mean measures) and whose
 // agent reports `average_entropy` (A3C and PPO do; a program's own agent may
-// not: then nothing is checked).
+// not). Otherwise nothing is checked. A resumed run's earlier rows set the
+// baseline but are not judged. With several hosts, rank 0 (which evaluates)
+// decides; its stop reaches the other hosts as a finished run.
 #ifndef ASYNCRL_EXPERIMENTS_POLICY_COLLAPSE_H_
 #define ASYNCRL_EXPERIMENTS_POLICY_COLLAPSE_H_
 
@@ -47,8 +51,10 @@ class CollapseDetector {
   CollapseDetector(double max_entropy, double fraction);
 
   // The next evaluation; true the first time the policy is found collapsed
-  // (never again after that). Rows with a NaN mean or entropy are skipped.
-  bool Observe(const CollapseRow& row);
+  // (never again after that). Rows whose mean or entropy is not a finite
+  // number are skipped. `judge` false: the row only counts towards the
+  // baseline (a resumed run's earlier rows).
+  bool Observe(const CollapseRow& row, bool judge = true);
 
   bool collapsed() const { return found_.has_value(); }
   // The row it was found at (after collapsed()).
@@ -74,6 +80,8 @@ class PolicyCollapseExtension : public TrainerExtension {
   std::string Name() const override { return "policy collapse"; }
   void Configure(const TrainOptions& options, Env& probe) override;
   void Place(void* shared, const RunInfo& run) override;
+  void Start(const RunInfo& run) override;
+  void WorkersStarted() override;
   void Report(EventWriter& events, bool periodic) override;
   std::string Status() const override;
   void Conclude(const GroupReport& report, RunEnd* end) override;
@@ -91,9 +99,15 @@ class PolicyCollapseExtension : public TrainerExtension {
 
   std::optional<CollapseDetector> detector_;
   bool stop_ = false;
+  int64_t steps_ = 0;       // The run's budget.
   std::string scores_;
-  std::string advice_;  // The run's own settings, for the message.
+  std::string threshold_;   // "0.01 x ln 2 = 0.00693", for the message.
+  std::string advice_;      // The run's own settings, for the message.
   ControlBlock* control_ = nullptr;
+  // The step the run started from, and scores.txt's size when its workers
+  // started (-1: not yet): rows before it are an earlier run's.
+  int64_t start_step_ = 0;
+  int64_t started_size_ = -1;
   // scores.txt as read so far: the bytes consumed, the columns' indices.
   int64_t offset_ = 0;
   int mean_column_ = -1, entropy_column_ = -1;

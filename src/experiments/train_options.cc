@@ -56,6 +56,9 @@ void TrainOptions::Validate() const {
               "] (0: off)");
   Require(collapse_entropy >= 0 && collapse_entropy < 1, "collapse_entropy",
           collapse_entropy, "a number in [0, 1) (0: never checked)");
+  Require(!stop_on_collapse || collapse_entropy > 0, "stop_on_collapse",
+          stop_on_collapse,
+          "only with collapse_entropy (--collapse-entropy) above 0");
   Require(!outdir.empty(), "outdir", "\"\"", "a directory path");
   Require(load.empty() || resume.empty(), "load", load,
           "not together with resume (resume continues a run, load starts a "

@@ -31,6 +31,7 @@
 #include "asyncrl/envs/wrappers.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/seeding.h"
+#include "test_paths.h"
 
 namespace asyncrl {
 namespace {

@@ -22,6 +22,7 @@
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/tensorboard.h"
 #include "spawned.h"
+#include "test_paths.h"
 
 namespace asyncrl {
 namespace {

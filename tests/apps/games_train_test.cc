@@ -14,6 +14,7 @@
 #include "../experiments/test_helpers.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/tensorboard.h"
+#include "test_paths.h"
 
 namespace asyncrl {
 namespace {

@@ -15,6 +15,7 @@
 
 #include "../experiments/test_helpers.h"
 #include "asyncrl/envs/registry.h"
+#include "test_paths.h"
 
 namespace asyncrl {
 namespace {

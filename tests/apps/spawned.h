@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "../test_paths.h"
+
 namespace asyncrl::testing {
 
 // train_a3c started in a new session (its own process group) with its

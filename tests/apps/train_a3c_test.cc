@@ -19,6 +19,7 @@
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/json.h"
 #include "asyncrl/misc/tensorboard.h"
+#include "test_paths.h"
 
 namespace asyncrl {
 namespace {
@@ -191,6 +192,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "--collapse-entropy=1 is invalid; accepted: a number in "
                 "[0, 1) (0: never checked)"},
         BadFlag{"--collapse-entropy -0.5", "--collapse-entropy=-0.5"},
+        BadFlag{"--stop-on-collapse --collapse-entropy 0",
+                "--stop-on-collapse=true is invalid; accepted: only with "
+                "collapse_entropy (--collapse-entropy) above 0"},
         BadFlag{"--checkpoint-interval -1", "--checkpoint-interval=-1"},
         BadFlag{"--env-param length=9",
                 "--env-param=length=9 is invalid; accepted: length=VALUE "

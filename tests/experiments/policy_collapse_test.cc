@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,32 @@ TEST(CollapseDetectorTest, RowsWithoutANumberAreSkipped) {
   EXPECT_NEAR(d.ceiling(), -44.1, 1e-12);
 }
 
+// A game's observation as the trainer's probe has it: the board, then the
+// legal-action mask of its Discrete(9) actions.
+class MaskedProbe : public Env {
+ public:
+  MaskedProbe() { obs_space_.action_mask = 9; }
+  std::string Name() const override { return "MaskedProbe"; }
+  const Space& ObservationSpace() const override { return obs_space_; }
+  const Space& ActionSpace() const override { return act_space_; }
+
+ protected:
+  FloatView DoReset(std::optional<uint64_t>) override {
+    return {obs_.data(), 18};
+  }
+  StepResult DoStep(const Action&) override {
+    StepResult r;
+    r.observation = {obs_.data(), 18};
+    r.terminated = true;
+    return r;
+  }
+
+ private:
+  std::vector<float> obs_ = std::vector<float>(18, 1.0f);
+  Space obs_space_ = Space::Box({18}, 0, 1);
+  Space act_space_ = Space::Discrete(9);
+};
+
 // The extension over a run folder's scores.txt, placed as the trainer does.
 class PolicyCollapseExtensionTest : public ::testing::Test {
  protected:
@@ -120,17 +147,34 @@ class PolicyCollapseExtensionTest : public ::testing::Test {
 
   void Place(const std::string& env = "CartPole-v1", double fraction = 0.01,
              bool stop = false) {
+    auto probe = MakeEnv(env);
+    Place(*probe, fraction, stop);
+  }
+  void Place(Env& probe, double fraction, bool stop) {
     TrainOptions options;
     options.outdir = dir_.str();
     options.collapse_entropy = fraction;
     options.stop_on_collapse = stop;
     options.config = {{"lr", "0.002"}, {"beta", "0.01"}};
-    auto probe = MakeEnv(env);
-    extension_.Configure(options, *probe);
+    extension_.Configure(options, probe);
     region_ = std::make_unique<SharedRegion>(1, 1, std::vector<size_t>{0});
     RunInfo run;
     run.control = &region_->control();
     extension_.Place(nullptr, run);
+  }
+  // The run starts (from `step`, as a resumed run does) and its workers
+  // start: rows in scores.txt by then are an earlier run's.
+  void StartAt(int64_t step) {
+    region_->control().global_step.store(step);
+    RunInfo run;
+    run.control = &region_->control();
+    extension_.Start(run);
+    extension_.WorkersStarted();
+  }
+  void PlaceAndStart(const std::string& env = "CartPole-v1",
+                     double fraction = 0.01, bool stop = false) {
+    Place(env, fraction, stop);
+    StartAt(0);
   }
 
   void Append(const std::string& text) {
@@ -161,7 +205,7 @@ class PolicyCollapseExtensionTest : public ::testing::Test {
 };
 
 TEST_F(PolicyCollapseExtensionTest, NamesTheCollapseOnceWithCausesAndANote) {
-  Place();
+  PlaceAndStart();
   extension_.Poll();  // No scores.txt yet.
   EXPECT_EQ(extension_.Status(), "");
   AppendCollapsedRun();
@@ -171,8 +215,9 @@ TEST_F(PolicyCollapseExtensionTest, NamesTheCollapseOnceWithCausesAndANote) {
   const std::string& m = extension_.message();
   for (const std::string part :
        {"the policy collapsed at step 5000", "its entropy is 2e-05",
-        "below 0.00693", "mean stays at 9.5",
-        "the first evaluations': 9.1 to 9.6", "1 processes x 1 environments",
+        "below 0.01 x ln 2 = 0.00693", "mean stays at 9.5",
+        "the first three evaluations': 9.1 to 9.6",
+        "1 processes x 1 environments",
         "--lr 0.002", "(--beta 0.01)", "--rmsprop-epsilon 0.1",
         "--stop-on-collapse would end such a run here"}) {
     EXPECT_NE(m.find(part), std::string::npos) << part << " in: " << m;
@@ -191,7 +236,7 @@ TEST_F(PolicyCollapseExtensionTest, NamesTheCollapseOnceWithCausesAndANote) {
 }
 
 TEST_F(PolicyCollapseExtensionTest, StopOnCollapseEndsTheRunWithStatusThree) {
-  Place("CartPole-v1", 0.01, /*stop=*/true);
+  PlaceAndStart("CartPole-v1", 0.01, /*stop=*/true);
   AppendCollapsedRun();
   extension_.Poll();
   ASSERT_TRUE(extension_.collapsed());
@@ -214,18 +259,75 @@ TEST_F(PolicyCollapseExtensionTest, StopOnCollapseEndsTheRunWithStatusThree) {
   extension_.Conclude(GroupReport{}, &failed);
   EXPECT_EQ(failed.exit_code, 1);
   EXPECT_EQ(failed.message, "worker 0 failed");
+  EXPECT_FALSE(failed.save_except);  // As the trainer had it.
+}
+
+// A collapse found once the run has ended (the final read of scores.txt),
+// or after an evaluation succeeded, keeps the run's own ending.
+TEST_F(PolicyCollapseExtensionTest, StopOnCollapseKeepsAnEndedRunsEnding) {
+  for (const bool succeeded : {false, true}) {
+    SCOPED_TRACE(succeeded ? "successful" : "budget spent");
+    std::filesystem::remove(ScoresPath(dir_.str()));
+    Place("CartPole-v1", 0.01, /*stop=*/true);
+    StartAt(0);
+    if (succeeded) {
+      region_->control().training_done.store(1);
+    } else {
+      region_->control().global_step.store(TrainOptions().steps);
+    }
+    AppendCollapsedRun();
+    extension_.Poll();
+    ASSERT_TRUE(extension_.collapsed());
+    EXPECT_NE(extension_.message().find("; the run had already ended"),
+              std::string::npos);
+    RunEnd end;
+    extension_.Conclude(GroupReport{}, &end);
+    EXPECT_EQ(end.exit_code, 0);
+    EXPECT_FALSE(end.save_except);
+    EXPECT_EQ(end.notes.size(), 1u);
+  }
+}
+
+// A resumed run: the earlier run's rows up to the checkpoint's step set the
+// baseline and are not judged; rows past it (from a resume of an earlier
+// checkpoint) are not this run's.
+TEST_F(PolicyCollapseExtensionTest, AResumedRunJudgesOnlyItsOwnRows) {
+  Place("CartPole-v1", 0.01, /*stop=*/true);
+  AppendCollapsedRun();  // Collapsed at 5000...
+  Append(Row(6000, 9.4, 1e-5));
+  StartAt(3000);         // ... but resumed from step 3000's checkpoint.
+  extension_.Poll();
+  EXPECT_FALSE(extension_.collapsed());
+  EXPECT_EQ(region_->control().training_done.load(), 0);
+  // This run's rows, one poll each: the baseline of 1000-3000 holds.
+  Append(Row(4000, 30, 0.2));
+  extension_.Poll();
+  Append(Row(5000, 9.3, 3e-5));
+  extension_.Poll();
+  EXPECT_FALSE(extension_.collapsed());
+  Append(Row(6000, 9.5, 2e-5));
+  extension_.Poll();
+  ASSERT_TRUE(extension_.collapsed());
+  EXPECT_NE(extension_.message().find("at step 6000:"), std::string::npos);
+  EXPECT_NE(extension_.message().find("the first three evaluations': 9.1 to "
+                                      "9.6"),
+            std::string::npos);
+  EXPECT_EQ(region_->control().training_done.load(), 1);
 }
 
 TEST_F(PolicyCollapseExtensionTest, ARowBeingWrittenIsReadWhenItIsWhole) {
-  Place();
+  PlaceAndStart();
   Append(Header());
   Append(Row(1000, 9.4, 0.69) + Row(2000, 9.1, 0.5) + Row(3000, 9.6, 0.3));
   Append(Row(4000, 9.3, 3e-5));
   const std::string last = Row(5000, 9.5, 2e-5);
-  Append(last.substr(0, 12));  // Half a row: "5000\t1\t0.5\t9" ...
+  // All of the row but its last cell and newline: its mean and entropy are
+  // there, so only reading whole lines keeps it from being judged now.
+  const size_t cut = last.rfind('\t');
+  Append(last.substr(0, cut));
   extension_.Poll();
   EXPECT_FALSE(extension_.collapsed());
-  Append(last.substr(12));
+  Append(last.substr(cut));
   extension_.Poll();
   ASSERT_TRUE(extension_.collapsed());
   EXPECT_NE(extension_.message().find("at step 5000:"), std::string::npos);
@@ -233,17 +335,33 @@ TEST_F(PolicyCollapseExtensionTest, ARowBeingWrittenIsReadWhenItIsWhole) {
 
 TEST_F(PolicyCollapseExtensionTest, OffForGaussianPoliciesZeroAndAgentsWithoutEntropy) {
   // Pendulum: a Gaussian policy's entropy has no largest value.
-  Place("Pendulum-v1");
+  PlaceAndStart("Pendulum-v1");
+  AppendCollapsedRun();
+  extension_.Poll();
+  EXPECT_FALSE(extension_.collapsed());
+  // A game: legal moves change the largest entropy.
+  fs::remove(ScoresPath(dir_.str()));
+  MaskedProbe game;
+  Place(game, 0.01, false);
+  StartAt(0);
   AppendCollapsedRun();
   extension_.Poll();
   EXPECT_FALSE(extension_.collapsed());
   // --collapse-entropy 0.
-  Place("CartPole-v1", 0);
+  fs::remove(ScoresPath(dir_.str()));
+  PlaceAndStart("CartPole-v1", 0);
+  AppendCollapsedRun();
   extension_.Poll();
   EXPECT_FALSE(extension_.collapsed());
+  // The control: the same rows are a collapse on CartPole.
+  fs::remove(ScoresPath(dir_.str()));
+  PlaceAndStart();
+  AppendCollapsedRun();
+  extension_.Poll();
+  EXPECT_TRUE(extension_.collapsed());
   // An agent of a program's own that reports no average_entropy.
   fs::remove(ScoresPath(dir_.str()));
-  Place();
+  PlaceAndStart();
   Append("steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin\n");
   for (int i = 1; i <= 8; ++i) {
     Append(std::to_string(i * 1000) + "\t1\t0\t9\t9\t0\t9\t9\n");

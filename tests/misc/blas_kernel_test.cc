@@ -20,6 +20,7 @@
 #include <string>
 
 #include "../experiments/test_helpers.h"
+#include "test_paths.h"
 
 namespace asyncrl {
 namespace {
