@@ -16,7 +16,8 @@ extern const char kSourceDir[];
 #define ASYNCRL_PYTHON ::asyncrl::testing::paths::kPython
 #define ASYNCRL_PYTHON_PACKAGE ::asyncrl::testing::paths::kPythonPackage
 #define TRAIN_A3C_BIN ::asyncrl::testing::paths::kTrainA3cBin
-#define CUSTOM_AGENT_EXAMPLE_BIN ::asyncrl::testing::paths::kCustomAgentExampleBin
+#define CUSTOM_AGENT_EXAMPLE_BIN \
+  ::asyncrl::testing::paths::kCustomAgentExampleBin
 #define ASYNCRL_SOURCE_DIR ::asyncrl::testing::paths::kSourceDir
 
 #endif  // ASYNCRL_TESTS_TEST_PATHS_H_

@@ -22,6 +22,7 @@
 
 #include "asyncrl/agents/agent.h"
 #include "asyncrl/envs/env.h"
+#include "asyncrl/experiments/learning_curve.h"
 #include "asyncrl/experiments/metrics.h"
 #include "asyncrl/experiments/shared_region.h"
 #include "asyncrl/experiments/train_options.h"
@@ -227,6 +228,10 @@ class TrainerExtension {
     (void)events;
     (void)periodic;
   }
+  // Parent, on a tick after scores.txt changed (an evaluation was
+  // recorded; also on the last tick): every row it holds, in file order
+  // (ReadScores). A resumed run's earlier rows come first.
+  virtual void ScoresRead(const std::vector<ScoreRow>& rows) { (void)rows; }
   // Parent: what the status line adds ("" for nothing), e.g. "best 2.5".
   virtual std::string Status() const { return ""; }
 

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "asyncrl/experiments/run_dir.h"
@@ -51,26 +53,48 @@ std::string Escape(const std::string& s) {
 
 std::vector<ScoreRow> ReadScores(const std::string& scores_path) {
   std::vector<ScoreRow> rows;
-  std::ifstream in(scores_path);
-  std::string line;
-  std::getline(in, line);  // Header.
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
+  std::ifstream in(scores_path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  int entropy_column = -1;
+  bool header = true;
+  size_t begin = 0;
+  for (size_t end; (end = text.find('\n', begin)) != std::string::npos;
+       begin = end + 1) {
+    std::istringstream fields(text.substr(begin, end - begin));
+    if (header) {  // Tab-separated names; the first of a name counts.
+      header = false;
+      std::string name;
+      for (int i = 0; std::getline(fields, name, '\t'); ++i) {
+        if (name == "average_entropy" && entropy_column < 0) {
+          entropy_column = i;
+        }
+      }
+      continue;
+    }
     ScoreRow r;
     double episodes, elapsed, median, stdev;
-    if (fields >> r.steps >> episodes >> elapsed >> r.mean >> median >> stdev >>
-        r.max >> r.min) {
-      rows.push_back(r);
+    if (!(fields >> r.steps >> episodes >> elapsed >> r.mean >> median >>
+          stdev >> r.max >> r.min)) {
+      continue;
     }
+    r.average_entropy = std::nan("");
+    std::string cell;
+    for (int i = 8; i <= entropy_column && fields >> cell; ++i) {
+      char* parsed = nullptr;
+      const double v = std::strtod(cell.c_str(), &parsed);
+      if (i == entropy_column && *parsed == '\0') r.average_entropy = v;
+    }
+    rows.push_back(r);
   }
-  std::stable_sort(
-      rows.begin(), rows.end(),
-      [](const ScoreRow& a, const ScoreRow& b) { return a.steps < b.steps; });
   return rows;
 }
 
-std::string LearningCurveSvg(const std::vector<ScoreRow>& rows,
+std::string LearningCurveSvg(std::vector<ScoreRow> rows,
                              const std::string& title) {
+  std::stable_sort(
+      rows.begin(), rows.end(),
+      [](const ScoreRow& a, const ScoreRow& b) { return a.steps < b.steps; });
   std::ostringstream svg;
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
       << "\" height=\"" << kHeight << "\" font-family=\"sans-serif\" "
@@ -140,15 +164,18 @@ std::string LearningCurveSvg(const std::vector<ScoreRow>& rows,
   return svg.str();
 }
 
-size_t WriteLearningCurve(const std::string& outdir, const std::string& title) {
-  const auto dir = std::filesystem::path(outdir);
-  const auto rows = ReadScores(ScoresPath(dir.string()));
-  if (!TryWriteFileAtomically(ScoresSvgPath(dir.string()),
+size_t WriteLearningCurve(const std::string& outdir, const std::string& title,
+                          const std::vector<ScoreRow>& rows) {
+  if (!TryWriteFileAtomically(ScoresSvgPath(outdir),
                               LearningCurveSvg(rows, title))
            .empty()) {
     return 0;
   }
   return rows.size();
+}
+
+size_t WriteLearningCurve(const std::string& outdir, const std::string& title) {
+  return WriteLearningCurve(outdir, title, ReadScores(ScoresPath(outdir)));
 }
 
 }  // namespace asyncrl

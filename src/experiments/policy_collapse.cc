@@ -3,12 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
-#include "asyncrl/experiments/evaluator.h"
+#include "asyncrl/experiments/learning_curve.h"
 #include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/misc/logging.h"
 
@@ -20,35 +17,6 @@ std::string Short(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.3g", v);
   return buf;
-}
-
-std::vector<std::string> SplitTabs(const std::string& line) {
-  std::vector<std::string> cells;
-  std::stringstream in(line);
-  std::string cell;
-  while (std::getline(in, cell, '\t')) cells.push_back(cell);
-  return cells;
-}
-
-double Cell(const std::vector<std::string>& cells, int i) {
-  if (i < 0 || i >= static_cast<int>(cells.size())) return std::nan("");
-  try {
-    return std::stod(cells[i]);
-  } catch (const std::exception&) {
-    return std::nan("");
-  }
-}
-
-// The steps cell (-1: not a whole number).
-int64_t StepsCell(const std::vector<std::string>& cells) {
-  if (cells.empty()) return -1;
-  try {
-    size_t used = 0;
-    const long long v = std::stoll(cells[0], &used);
-    return used == cells[0].size() ? static_cast<int64_t>(v) : -1;
-  } catch (const std::exception&) {
-    return -1;
-  }
 }
 
 }  // namespace
@@ -107,8 +75,8 @@ void PolicyCollapseExtension::Configure(const TrainOptions& options,
   std::string causes = "a learning rate too large for this many workers (" +
                        std::to_string(options.processes) + " processes x " +
                        std::to_string(options.envs_per_process) +
-                       " environments on " + std::to_string(cores) +
-                       " cores" + (lr.empty() ? "" : ", --lr " + lr) + ")";
+                       " environments on " + std::to_string(cores) + " cores" +
+                       (lr.empty() ? "" : ", --lr " + lr) + ")";
   if (static_cast<unsigned>(options.processes) > cores) {
     causes += ", stale gradients from more processes than cores";
   }
@@ -127,11 +95,8 @@ void PolicyCollapseExtension::Configure(const TrainOptions& options,
 
 void PolicyCollapseExtension::Place(void*, const RunInfo& run) {
   control_ = run.control;
-  offset_ = 0;
-  header_read_ = false;
-  mean_column_ = entropy_column_ = -1;
-  start_step_ = 0;
-  started_size_ = -1;
+  started_rows_ = -1;
+  seen_ = 0;
   message_.clear();
   stopped_ = false;
 }
@@ -143,75 +108,43 @@ void PolicyCollapseExtension::Start(const RunInfo& run) {
 
 void PolicyCollapseExtension::WorkersStarted() {
   // scores.txt has its header (and a resumed run's rows) by now.
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(scores_, ec);
-  started_size_ = ec ? 0 : static_cast<int64_t>(size);
+  if (detector_) {
+    started_rows_ = static_cast<int64_t>(ReadScores(scores_).size());
+  }
 }
 
-void PolicyCollapseExtension::Poll() {
-  if (!detector_ || detector_->collapsed() || started_size_ < 0) return;
-  std::ifstream in(scores_, std::ios::binary);
-  if (!in) return;
-  in.seekg(0, std::ios::end);
-  const int64_t size = static_cast<int64_t>(in.tellg());
-  if (size <= offset_) return;
-  in.seekg(offset_);
-  std::string text(static_cast<size_t>(size - offset_), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  // Whole lines only: a row being appended is read on a later call.
-  size_t begin = 0;
-  for (size_t end; (end = text.find('\n', begin)) != std::string::npos;
-       begin = end + 1) {
-    const std::vector<std::string> cells =
-        SplitTabs(text.substr(begin, end - begin));
-    if (!header_read_) {
-      header_read_ = true;
-      // The first of each name: the trainer's own columns come first.
-      for (int i = static_cast<int>(cells.size()) - 1; i >= 0; --i) {
-        if (cells[i] == "mean") mean_column_ = i;
-        if (cells[i] == "average_entropy") entropy_column_ = i;
-      }
-      continue;
-    }
-    if (mean_column_ < 0 || entropy_column_ < 0) continue;  // Not reported.
-    CollapseRow row;
-    row.steps = StepsCell(cells);
-    row.mean = Cell(cells, mean_column_);
-    row.entropy = Cell(cells, entropy_column_);
-    if (row.steps < 0) continue;
-    // An earlier run's rows (before this one's workers started): those up
-    // to the step it resumed from set the baseline, those past it (a resume
-    // from an earlier checkpoint) are not this run's history.
-    const bool earlier =
-        offset_ + static_cast<int64_t>(begin) < started_size_;
-    if (earlier) {
+void PolicyCollapseExtension::ScoresRead(const std::vector<ScoreRow>& rows) {
+  if (!detector_ || started_rows_ < 0) return;
+  for (; seen_ < static_cast<int64_t>(rows.size()) && !collapsed(); ++seen_) {
+    const ScoreRow& r = rows[static_cast<size_t>(seen_)];
+    const CollapseRow row{r.steps, r.mean, r.average_entropy};
+    if (seen_ < started_rows_) {
+      // An earlier run's: up to the step this one resumed from it sets the
+      // baseline; past it (a resume from an earlier checkpoint) it is not
+      // this run's history.
       if (row.steps <= start_step_) detector_->Observe(row, /*judge=*/false);
-      continue;
-    }
-    if (detector_->Observe(row)) {
-      offset_ += static_cast<int64_t>(end + 1);
+    } else if (detector_->Observe(row)) {
       Found();
-      return;
     }
   }
-  offset_ += static_cast<int64_t>(begin);
 }
 
 void PolicyCollapseExtension::Found() {
   const CollapseDetector& d = *detector_;
   const CollapseRow& row = d.found();
   message_ = "the policy collapsed at step " + std::to_string(row.steps) +
-             ": its entropy is " + Short(row.entropy) + " in two evaluations"
-             " in a row, below " + threshold_ +
+             ": its entropy is " + Short(row.entropy) +
+             " in two evaluations"
+             " in a row, below " +
+             threshold_ +
              " (--collapse-entropy x the largest), while their mean stays at " +
-             Short(row.mean) + " (the first three evaluations': " +
-             Short(d.baseline_low()) + " to " + Short(d.baseline_high()) +
+             Short(row.mean) +
+             " (the first three evaluations': " + Short(d.baseline_low()) +
+             " to " + Short(d.baseline_high()) +
              "); such a policy rarely learns again. " + advice_;
   // Stopping: only a run still training (not one whose budget is spent or
   // whose evaluation already succeeded, which keep their ending).
-  if (stop_ && control_ != nullptr &&
-      control_->global_step.load() < steps_) {
+  if (stop_ && control_ != nullptr && control_->global_step.load() < steps_) {
     int32_t expected = 0;
     stopped_ = control_->training_done.compare_exchange_strong(expected, 1);
   }
@@ -220,10 +153,6 @@ void PolicyCollapseExtension::Found() {
                                 : "; --stop-on-collapse would end such a run "
                                   "here");
   Log(LogLevel::kWarning, message_);
-}
-
-void PolicyCollapseExtension::Report(EventWriter&, bool periodic) {
-  if (periodic) Poll();
 }
 
 std::string PolicyCollapseExtension::Status() const {
@@ -239,8 +168,8 @@ void PolicyCollapseExtension::Conclude(const GroupReport&, RunEnd* end) {
     end->message = "stopped at step " + std::to_string(end->step) +
                    " (--stop-on-collapse): the policy collapsed at step " +
                    std::to_string(row.steps) + " (entropy " +
-                   Short(row.entropy) + ", evaluation mean " +
-                   Short(row.mean) + ")";
+                   Short(row.entropy) + ", evaluation mean " + Short(row.mean) +
+                   ")";
     end->save_except = true;
     return;
   }

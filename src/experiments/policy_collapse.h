@@ -2,7 +2,7 @@
 // nothing while the evaluations' means stay where the first evaluations'
 // were, the run has stopped learning for good (the policy chooses one action
 // whatever it sees, and the gradients that could move it vanish with the
-// entropy). The parent reads scores.txt's rows as they are written
+// entropy). The parent judges scores.txt's rows as they are written
 // (`mean`, and the evaluating worker's `average_entropy`); the first time a
 // collapse is found it says so once on stderr, with the run's likely causes
 // and what to try, and the status line carries "COLLAPSED" from then on.
@@ -82,14 +82,11 @@ class PolicyCollapseExtension : public TrainerExtension {
   void Place(void* shared, const RunInfo& run) override;
   void Start(const RunInfo& run) override;
   void WorkersStarted() override;
-  void Report(EventWriter& events, bool periodic) override;
+  void ScoresRead(const std::vector<ScoreRow>& rows) override;
   std::string Status() const override;
   void Conclude(const GroupReport& report, RunEnd* end) override;
   void Release() override;
 
-  // Reads the rows scores.txt gained since the last call (Report calls it
-  // about once a second; tests call it directly).
-  void Poll();
   bool collapsed() const { return detector_ && detector_->collapsed(); }
   // The warning it printed (empty before a collapse).
   const std::string& message() const { return message_; }
@@ -99,19 +96,16 @@ class PolicyCollapseExtension : public TrainerExtension {
 
   std::optional<CollapseDetector> detector_;
   bool stop_ = false;
-  int64_t steps_ = 0;       // The run's budget.
+  int64_t steps_ = 0;  // The run's budget.
   std::string scores_;
-  std::string threshold_;   // "0.01 x ln 2 = 0.00693", for the message.
-  std::string advice_;      // The run's own settings, for the message.
+  std::string threshold_;  // "0.01 x ln 2 = 0.00693", for the message.
+  std::string advice_;     // The run's own settings, for the message.
   ControlBlock* control_ = nullptr;
-  // The step the run started from, and scores.txt's size when its workers
-  // started (-1: not yet): rows before it are an earlier run's.
+  // The step the run started from, and scores.txt's rows when its workers
+  // started (-1: not yet): those are an earlier run's.
   int64_t start_step_ = 0;
-  int64_t started_size_ = -1;
-  // scores.txt as read so far: the bytes consumed, the columns' indices.
-  int64_t offset_ = 0;
-  int mean_column_ = -1, entropy_column_ = -1;
-  bool header_read_ = false;
+  int64_t started_rows_ = -1;
+  int64_t seen_ = 0;  // Rows judged so far.
   std::string message_;
   bool stopped_ = false;
 };

@@ -88,7 +88,10 @@ class ParentMonitor {
     const auto size = fs::file_size(ScoresPath(options_.outdir), ec);
     if (!ec && size != scores_size_) {
       scores_size_ = size;
-      WriteLearningCurve(options_.outdir, options_.env_name);
+      const std::vector<ScoreRow> rows =
+          ReadScores(ScoresPath(options_.outdir));
+      WriteLearningCurve(options_.outdir, options_.env_name, rows);
+      for (const auto& extension : extensions_) extension->ScoresRead(rows);
     }
     if (final_tick) {
       progress_.Finish();

@@ -12,6 +12,7 @@
 
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/experiments/evaluator.h"
+#include "asyncrl/experiments/learning_curve.h"
 #include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/experiments/shared_region.h"
 #include "asyncrl/misc/platform/process_group.h"
@@ -37,7 +38,8 @@ int64_t FoundAt(CollapseDetector& d,
   return 0;
 }
 
-TEST(CollapseDetectorTest, LowEntropyWhileTheMeansStayAtTheFirstOnesIsFoundOnce) {
+TEST(CollapseDetectorTest,
+     LowEntropyWhileTheMeansStayAtTheFirstOnesIsFoundOnce) {
   CollapseDetector d(kLn2, 0.01);
   // The runs: entropy to 1e-5 while CartPole's mean stays ~9.5.
   EXPECT_EQ(FoundAt(d, {{9.4, 0.69},
@@ -177,6 +179,8 @@ class PolicyCollapseExtensionTest : public ::testing::Test {
     StartAt(0);
   }
 
+  // The parent's read of scores.txt after it changed.
+  void Read() { extension_.ScoresRead(ReadScores(ScoresPath(dir_.str()))); }
   void Append(const std::string& text) {
     std::ofstream out(ScoresPath(dir_.str()), std::ios::app | std::ios::binary);
     out << text;
@@ -206,10 +210,10 @@ class PolicyCollapseExtensionTest : public ::testing::Test {
 
 TEST_F(PolicyCollapseExtensionTest, NamesTheCollapseOnceWithCausesAndANote) {
   PlaceAndStart();
-  extension_.Poll();  // No scores.txt yet.
+  Read();  // No scores.txt yet.
   EXPECT_EQ(extension_.Status(), "");
   AppendCollapsedRun();
-  extension_.Poll();
+  Read();
   ASSERT_TRUE(extension_.collapsed());
   EXPECT_EQ(extension_.Status(), "COLLAPSED (entropy 2e-05)");
   const std::string& m = extension_.message();
@@ -217,8 +221,8 @@ TEST_F(PolicyCollapseExtensionTest, NamesTheCollapseOnceWithCausesAndANote) {
        {"the policy collapsed at step 5000", "its entropy is 2e-05",
         "below 0.01 x ln 2 = 0.00693", "mean stays at 9.5",
         "the first three evaluations': 9.1 to 9.6",
-        "1 processes x 1 environments",
-        "--lr 0.002", "(--beta 0.01)", "--rmsprop-epsilon 0.1",
+        "1 processes x 1 environments", "--lr 0.002", "(--beta 0.01)",
+        "--rmsprop-epsilon 0.1",
         "--stop-on-collapse would end such a run here"}) {
     EXPECT_NE(m.find(part), std::string::npos) << part << " in: " << m;
   }
@@ -238,7 +242,7 @@ TEST_F(PolicyCollapseExtensionTest, NamesTheCollapseOnceWithCausesAndANote) {
 TEST_F(PolicyCollapseExtensionTest, StopOnCollapseEndsTheRunWithStatusThree) {
   PlaceAndStart("CartPole-v1", 0.01, /*stop=*/true);
   AppendCollapsedRun();
-  extension_.Poll();
+  Read();
   ASSERT_TRUE(extension_.collapsed());
   EXPECT_NE(extension_.message().find("--stop-on-collapse ends the run here"),
             std::string::npos);
@@ -276,7 +280,7 @@ TEST_F(PolicyCollapseExtensionTest, StopOnCollapseKeepsAnEndedRunsEnding) {
       region_->control().global_step.store(TrainOptions().steps);
     }
     AppendCollapsedRun();
-    extension_.Poll();
+    Read();
     ASSERT_TRUE(extension_.collapsed());
     EXPECT_NE(extension_.message().find("; the run had already ended"),
               std::string::npos);
@@ -295,18 +299,18 @@ TEST_F(PolicyCollapseExtensionTest, AResumedRunJudgesOnlyItsOwnRows) {
   Place("CartPole-v1", 0.01, /*stop=*/true);
   AppendCollapsedRun();  // Collapsed at 5000...
   Append(Row(6000, 9.4, 1e-5));
-  StartAt(3000);         // ... but resumed from step 3000's checkpoint.
-  extension_.Poll();
+  StartAt(3000);  // ... but resumed from step 3000's checkpoint.
+  Read();
   EXPECT_FALSE(extension_.collapsed());
   EXPECT_EQ(region_->control().training_done.load(), 0);
   // This run's rows, one poll each: the baseline of 1000-3000 holds.
   Append(Row(4000, 30, 0.2));
-  extension_.Poll();
+  Read();
   Append(Row(5000, 9.3, 3e-5));
-  extension_.Poll();
+  Read();
   EXPECT_FALSE(extension_.collapsed());
   Append(Row(6000, 9.5, 2e-5));
-  extension_.Poll();
+  Read();
   ASSERT_TRUE(extension_.collapsed());
   EXPECT_NE(extension_.message().find("at step 6000:"), std::string::npos);
   EXPECT_NE(extension_.message().find("the first three evaluations': 9.1 to "
@@ -325,19 +329,20 @@ TEST_F(PolicyCollapseExtensionTest, ARowBeingWrittenIsReadWhenItIsWhole) {
   // there, so only reading whole lines keeps it from being judged now.
   const size_t cut = last.rfind('\t');
   Append(last.substr(0, cut));
-  extension_.Poll();
+  Read();
   EXPECT_FALSE(extension_.collapsed());
   Append(last.substr(cut));
-  extension_.Poll();
+  Read();
   ASSERT_TRUE(extension_.collapsed());
   EXPECT_NE(extension_.message().find("at step 5000:"), std::string::npos);
 }
 
-TEST_F(PolicyCollapseExtensionTest, OffForGaussianPoliciesZeroAndAgentsWithoutEntropy) {
+TEST_F(PolicyCollapseExtensionTest,
+       OffForGaussianPoliciesZeroAndAgentsWithoutEntropy) {
   // Pendulum: a Gaussian policy's entropy has no largest value.
   PlaceAndStart("Pendulum-v1");
   AppendCollapsedRun();
-  extension_.Poll();
+  Read();
   EXPECT_FALSE(extension_.collapsed());
   // A game: legal moves change the largest entropy.
   fs::remove(ScoresPath(dir_.str()));
@@ -345,19 +350,19 @@ TEST_F(PolicyCollapseExtensionTest, OffForGaussianPoliciesZeroAndAgentsWithoutEn
   Place(game, 0.01, false);
   StartAt(0);
   AppendCollapsedRun();
-  extension_.Poll();
+  Read();
   EXPECT_FALSE(extension_.collapsed());
   // --collapse-entropy 0.
   fs::remove(ScoresPath(dir_.str()));
   PlaceAndStart("CartPole-v1", 0);
   AppendCollapsedRun();
-  extension_.Poll();
+  Read();
   EXPECT_FALSE(extension_.collapsed());
   // The control: the same rows are a collapse on CartPole.
   fs::remove(ScoresPath(dir_.str()));
   PlaceAndStart();
   AppendCollapsedRun();
-  extension_.Poll();
+  Read();
   EXPECT_TRUE(extension_.collapsed());
   // An agent of a program's own that reports no average_entropy.
   fs::remove(ScoresPath(dir_.str()));
@@ -366,7 +371,7 @@ TEST_F(PolicyCollapseExtensionTest, OffForGaussianPoliciesZeroAndAgentsWithoutEn
   for (int i = 1; i <= 8; ++i) {
     Append(std::to_string(i * 1000) + "\t1\t0\t9\t9\t0\t9\t9\n");
   }
-  extension_.Poll();
+  Read();
   EXPECT_FALSE(extension_.collapsed());
 }
 

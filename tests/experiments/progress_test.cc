@@ -5,6 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "asyncrl/experiments/learning_curve.h"
@@ -13,6 +16,8 @@
 
 namespace asyncrl {
 namespace {
+
+namespace fs = std::filesystem;
 
 TEST(ProgressTest, PlainLineHasEveryField) {
   SharedRegion region(0, 0);
@@ -107,8 +112,37 @@ TEST(LearningCurveTest, SvgDrawsMeanAndBandFromScores) {
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
   const auto rows = ReadScores((dir.path() / "scores.txt").string());
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[0].steps, 1000);  // Sorted by steps.
-  EXPECT_EQ(rows[1].max, 30);
+  EXPECT_EQ(rows[0].steps, 2000);  // In file order (drawn by steps).
+  EXPECT_EQ(rows[0].max, 30);
+  EXPECT_EQ(rows[1].steps, 1000);
+  EXPECT_TRUE(std::isnan(rows[0].average_entropy));  // No such column.
+}
+
+// The agent's average_entropy by its name in the header, whole lines only:
+// a row being appended (no newline yet) is left for a later read.
+TEST(LearningCurveTest, ReadScoresTakesTheEntropyColumnAndWholeLines) {
+  testing::TempDir dir("read_scores");
+  const fs::path path = dir.path() / "scores.txt";
+  {
+    std::ofstream out(path);
+    out << "steps\tepisodes\telapsed\tmean\tmedian\tstdev\tmax\tmin\t"
+           "average_value\taverage_entropy\tpolicy_loss\n"
+        << "1000\t5\t0.5\t10\t10\t1\t15\t5\t0.3\t0.69\t-0.1\n"
+        << "2000\t9\t1.0\t20\t20\t1\t30\t10\t0.4\tnan\t-0.1\n"
+        << "3000\t9\t1.0\t20\t20\t1\t30\t10\t0.4\t0.5";  // Half a row.
+  }
+  auto rows = ReadScores(path.string());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(rows[0].average_entropy, 0.69);
+  EXPECT_TRUE(std::isnan(rows[1].average_entropy));
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "\t-0.2\n";
+  }
+  rows = ReadScores(path.string());
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2].steps, 3000);
+  EXPECT_DOUBLE_EQ(rows[2].average_entropy, 0.5);
 }
 
 TEST(LearningCurveTest, NoScoresGivesAPlaceholder) {

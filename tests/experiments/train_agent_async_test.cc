@@ -697,7 +697,8 @@ MakeAgentFn CollapsedA3C(const std::string& env_name) {
 
 // A run made to collapse: named once on stderr, and --stop-on-collapse ends
 // it with status 3 and <t>_except/ long before its budget.
-TEST_F(TrainAgentAsyncTest, ACollapsedPolicyIsNamedAndStopOnCollapseEndsTheRun) {
+TEST_F(TrainAgentAsyncTest,
+       ACollapsedPolicyIsNamedAndStopOnCollapseEndsTheRun) {
   TrainOptions o = Options(1, 500000);
   o.eval_interval = 1000;
   o.eval_n_episodes = 5;
