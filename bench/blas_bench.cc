@@ -4,7 +4,8 @@
 // libblas.so.3 points to (and which OpenBLAS kernel) pays off. Compare
 // BLAS libraries with LD_LIBRARY_PATH=<dir holding another libblas.so.3>.
 // BM_SgemmPeak: one thread's float32 peak through the BLAS (a large square
-// sgemm), the denominator of the README's "share of the arithmetic limit".
+// sgemm), the denominator of docs/results/performance.md's "share of the
+// arithmetic limit".
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <torch/torch.h>

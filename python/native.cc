@@ -1,6 +1,6 @@
 // asyncrl._native: the native environments as batched vector environments
 // with Gymnasium's semantics, and a checkpoint's metadata, for Python
-// (python/asyncrl/__init__.py is the public face; README "From Python").
+// (python/asyncrl/__init__.py is the public face; docs/python.md).
 // Links the environment and misc layers only: no LibTorch in the process.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>

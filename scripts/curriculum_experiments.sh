@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Environment parameters at work (README, "Environment parameters and
+# Environment parameters at work (docs/environments.md, "Environment parameters and
 # curricula"), on 2 worker processes:
 #  1. MountainCar-v0, 5M steps, evaluations (20 episodes every 100,000
 #     steps) on gym's default parameters: without a curriculum and with

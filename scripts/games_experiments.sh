@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Two-player games (README, "Two-player games: self-play"), on 2 worker
+# Two-player games (docs/games.md), on 2 worker
 # processes, evaluations every EVAL steps (200 games per opponent, half
 # moving first, the agent's most probable action):
 #  - TicTacToe for TTT_STEPS steps (about 5 minutes here), ConnectFour for

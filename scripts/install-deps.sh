@@ -47,7 +47,7 @@ fi
 # LibTorch calls whatever libblas.so.3 points to. With one thread per worker
 # OpenBLAS serial is as fast as OpenBLAS pthread (bench/blas_bench) and ~6-20x
 # faster than the reference BLAS; never leave the reference one selected.
-# Measured against the other Debian 12 choices at our sizes (README,
+# Measured against the other Debian 12 choices at our sizes (docs/results/performance.md,
 # "Which BLAS"): BLIS 0.9 ties at batch 1 and is 13% slower in the default
 # 16-environment loop, ATLAS 2-4x slower. On CPUs newer than OpenBLAS 0.3.21
 # the programs pick its best kernel themselves (src/misc/platform/blas_kernel.h).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 28's A/B of --train-sides (README, "Two-player games: self-play"):
+# Issue 28's A/B of --train-sides (docs/games.md):
 # the same game, flags and seeds trained with the learner's side only and
 # with both sides, 2 worker processes. Per run: the wall time and the first
 # evaluation (EVAL_RUNS games per opponent along the run) that meets the

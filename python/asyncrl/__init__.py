@@ -1,4 +1,4 @@
-"""asyncrl from Python (README "From Python").
+"""asyncrl from Python (docs/python.md).
 
 - make_vec(name, num_envs): asyncrl's native environments as a batched
   vector environment with Gymnasium's semantics (reset(seed=...) ->

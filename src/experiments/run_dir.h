@@ -82,7 +82,7 @@ class RunLocked : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The names in a run folder `dir` (README, "train_a3c").
+// The names in a run folder `dir` (docs/training.md).
 std::string ArgsPath(const std::string& dir);       // args.json
 std::string CommandPath(const std::string& dir);    // command.txt
 std::string LockPath(const std::string& dir);       // .lock

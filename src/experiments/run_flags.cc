@@ -232,8 +232,8 @@ constexpr double kReferenceRewardScale = 0.01;
 // train_a3c's departures from the reference example's settings, all here.
 // The reference example's own defaults where they differ from the structs',
 // then where train_a3c departs from them, measured: every task reached its
-// score sooner in wall time (README "Defaults"; docs/targets/). The structs
-// keep the reference's values for library users. 16 environments per
+// score sooner in wall time (docs/training.md, "Defaults"; docs/targets/). The
+// structs keep the reference's values for library users. 16 environments per
 // worker only for agents that act on batches (the built-in A3C); a
 // program's own agent may not.
 void ApplyProgramDefaults(const FlagContext& context, RunFlags* f) {
@@ -257,12 +257,13 @@ po::options_description RunOwnFlags(RunFlags& f, Extras& x) {
       "env-param", po::value(&f.env_param_args),
       "set a parameter of the environment: NAME=VALUE, repeatable or "
       "comma-separated (train and evaluation environments; the names and "
-      "ranges --env declares are in the README); given on the command line, "
+      "ranges --env declares are in docs/environments.md); given on the "
+      "command line, "
       "it replaces the config file's")(
       "curriculum", po::value(&f.curriculum_file),
       "YAML file of environment parameters for training: constants, "
       "samplers drawn per episode, curricula of lessons (ML-Agents' "
-      "environment_parameters; README, \"Curricula\")")(
+      "environment_parameters; docs/environments.md)")(
       "outdir", Value(&f.outdir, f.outdir),
       "each run gets a new folder under this directory")(
       "reward-scale-factor", po::value(&f.reward_scale_factor),

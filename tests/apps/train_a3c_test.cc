@@ -223,7 +223,7 @@ TEST(TrainA3CTest, HelpAndVersionExitZero) {
   // Defaults as written, not as the nearest double prints in full.
   EXPECT_NE(help.output.find("--gamma arg (=0.99)"), std::string::npos)
       << help.output;
-  // train_a3c's measured defaults (README "Defaults").
+  // train_a3c's measured defaults (docs/training.md, "Defaults").
   EXPECT_NE(help.output.find("--lr arg (=0.002)"), std::string::npos);
   EXPECT_NE(help.output.find("--rmsprop-epsilon arg (=1e-05)"),
             std::string::npos);

@@ -178,8 +178,8 @@ TEST_P(EnvConformanceTest, StepWithoutResetIsAnError) {
   EXPECT_THROW(env->Step(RandomAction(*env, rng, storage)), std::logic_error);
 }
 
-// Every built-in environment family declares parameters (README, "Environment
-// parameters"); a user's environment may declare none.
+// Every built-in environment family declares parameters (docs/environments.md,
+// "Environment parameters"); a user's environment may declare none.
 TEST_P(EnvConformanceTest, DeclaresParametersWithDefaultsInRange) {
   auto env = Make();
   ASSERT_FALSE(env->Parameters().empty()) << GetParam();

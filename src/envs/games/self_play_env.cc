@@ -180,8 +180,8 @@ SelfPlayEnv* FindSelfPlayEnv(Env& env) {
 TrainingDefaults GameTrainingDefaults() {
   // Games' results (1, 0, -1) are not scaled: the entropy bonus would drown
   // them. Their entropy weight is 0.1: with the reference's 0.01, pure
-  // self-play collapses onto a few lines (measured, README "Two-player
-  // games"); 0.1 keeps it exploring.
+  // self-play collapses onto a few lines (measured, docs/games.md); 0.1
+  // keeps it exploring.
   TrainingDefaults defaults;
   defaults.reward_scale = 1.0;
   defaults.entropy_weight = 0.1;

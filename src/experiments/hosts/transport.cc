@@ -186,7 +186,7 @@ std::string SilentStoreMessage(const DistOptions& options, bool own) {
       "a connection that stopped in the middle of a request blocks it (a "
       "host cut off mid-request, or a program that is not one of this "
       "run's hosts: LibTorch 1.13's TCPStore serves one request at a time "
-      "and authenticates no client; README: Several hosts)";
+      "and authenticates no client; docs/hosts.md)";
   if (own) {
     return "this host's store at " + options.master_addr +
            " did not answer its own request within " +

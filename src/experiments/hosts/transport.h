@@ -64,8 +64,8 @@ c10::intrusive_ptr<c10d::TCPStore> ConnectStore(const DistOptions& options,
 // Whether a c10d error says a store request got no reply in time: the
 // store accepted the connection and stays silent. LibTorch 1.13's TCPStore
 // serves every client from one thread and authenticates none, so one
-// connection that sends part of a request blocks it for everybody (README:
-// Several hosts); a stopped rank 0 looks the same.
+// connection that sends part of a request blocks it for everybody
+// (docs/hosts.md: Several hosts); a stopped rank 0 looks the same.
 bool StoreWentSilent(const std::string& what);
 // Whether something at the master address accepts a TCP connection within
 // `seconds` (a silent store accepts; a host cut off or gone does not).
