@@ -24,13 +24,13 @@
 #include "asyncrl/experiments/self_play/self_play_extension.h"
 #include "asyncrl/experiments/train_agent_async.h"
 #include "asyncrl/experiments/training_returns.h"
-#include "asyncrl/misc/build_info.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/json.h"
 #include "asyncrl/misc/logging.h"
 #include "asyncrl/misc/platform/blas_kernel.h"
 #include "asyncrl/misc/seeding.h"
 #include "asyncrl/misc/validate.h"
+#include "asyncrl/misc/version.h"
 
 namespace asyncrl {
 
@@ -182,7 +182,7 @@ class TrainerRun {
                     {"conv-channels", f_.network.conv_channels},
                     {"algorithm", f_.algorithm},
                     {"checkpoint", f_.train.load},
-                    {"asyncrl_version", kVersion}};
+                    {"asyncrl_version", Version()}};
     torch::jit::Module module;
     try {
       module = ExportPolicy(*actor_critic, options);
@@ -475,7 +475,7 @@ int Run(int argc, const char* const* argv, const TrainerPlugins& plugins) {
     return 0;
   }
   if (f.version) {
-    std::cout << plugins.program << " " << kVersion << " (" << kBuildRevision
+    std::cout << plugins.program << " " << Version() << " (" << BuildRevision()
               << ")\n";
     const std::string kernel = CurrentBlasKernel();
     std::cout << "blas: " << BlasLibrary()

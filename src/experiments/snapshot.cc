@@ -5,11 +5,11 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "asyncrl/misc/build_info.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/logging.h"
 #include "asyncrl/misc/platform/process_group.h"
 #include "asyncrl/misc/timers.h"
+#include "asyncrl/misc/version.h"
 
 namespace asyncrl {
 
@@ -40,7 +40,7 @@ void SaveSnapshot(const Agent& agent, const ControlBlock& control,
       std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::system_clock::now().time_since_epoch())
           .count());
-  meta->set_build_revision(kBuildRevision);
+  meta->set_build_revision(BuildRevision());
   SaveCheckpointDir(checkpoint, dir);
   Log(LogLevel::kInfo, "Saved the agent to " + dir);
   ReportWorkerProgress();
