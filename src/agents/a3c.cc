@@ -60,6 +60,19 @@ FlagSpecs A3COptions::Flags() {
       {"max-grad-norm",
        "clip gradients to this global L2 norm (<= 0 or inf: no clipping)",
        &max_grad_norm},
+      {"lr-warmup-updates",
+       "the step size grows linearly from --lr/N to --lr over the run's "
+       "first N optimizer updates, all workers together (the RMSprop "
+       "statistics start at zero and every worker's first gradient is taken "
+       "at the initial parameters); 0: none",
+       &lr_warmup_updates},
+      {"lag-tolerance",
+       "an update whose policy lag L (updates other workers applied since "
+       "its rollout's parameters were copied) exceeds this is applied with "
+       "its step scaled by this/L, so stale gradients from many workers or a "
+       "descheduled one are not applied at full size; 0: no scaling, else "
+       ">= 1",
+       &lag_tolerance},
       {"policy-target",
        "what multiplies log pi in the policy loss: nstep (the reference's "
        "n-step advantage), gae (GAE(lambda)), vtrace (IMPALA's V-trace), "

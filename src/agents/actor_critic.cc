@@ -83,6 +83,12 @@ void ActorCriticOptions::Validate() const {
   // +inf clips nothing, as <= 0 does.
   Require(!std::isnan(max_grad_norm), "max_grad_norm", max_grad_norm,
           "a number (<= 0 or inf: no clipping)");
+  Require(lr_warmup_updates >= 0, "lr_warmup_updates", lr_warmup_updates,
+          "an integer >= 0 (0: no warm-up)");
+  Require(lag_tolerance == 0 ||
+              (std::isfinite(lag_tolerance) && lag_tolerance >= 1),
+          "lag_tolerance", lag_tolerance,
+          "0 (no scaling) or a finite number >= 1");
   Require(average_value_decay >= 0 && average_value_decay <= 1,
           "average_value_decay", average_value_decay, "a number in [0, 1]");
   Require(average_entropy_decay >= 0 && average_entropy_decay <= 1,
@@ -468,6 +474,21 @@ std::string ActorCriticAgent::NonFiniteGradientMessage(double norm) const {
          cause;
 }
 
+double StepSizeFactor(const ActorCriticOptions& options, int64_t run_updates,
+                      int64_t lag) {
+  double factor = 1.0;
+  if (options.lr_warmup_updates > 0 &&
+      run_updates < options.lr_warmup_updates) {
+    factor = static_cast<double>(run_updates + 1) /
+             static_cast<double>(options.lr_warmup_updates);
+  }
+  if (options.lag_tolerance > 0 &&
+      static_cast<double>(lag) > options.lag_tolerance) {
+    factor *= options.lag_tolerance / static_cast<double>(lag);
+  }
+  return factor;
+}
+
 ActorCriticAgent::AppliedStep ActorCriticAgent::ApplyGradient() {
   AppliedStep step;
   const int64_t n = local_->size();
@@ -494,15 +515,17 @@ ActorCriticAgent::AppliedStep ActorCriticAgent::ApplyGradient() {
     // Every update counted before the copy starts has written its step
     // (workers count an update after applying it): the copy includes it.
     copied_at = counters_->updates.load(std::memory_order_relaxed);
-    if (common().optimizer.adam()) {
+    OptimizerOptions stepped = common().optimizer;
+    stepped.lr *=
+        StepSizeFactor(common(), copied_at, copied_at - acting_params_updates_);
+    if (stepped.adam()) {
       // Adam's step count is the run's update count (Hogwild: workers
       // stepping at once may share a count).
-      AdamStepAndCopy(common().optimizer, scale, copied_at + 1, grads,
-                      shared_params_, shared_ms_, shared_ms_ + n,
-                      local_->params_data(), n);
+      AdamStepAndCopy(stepped, scale, copied_at + 1, grads, shared_params_,
+                      shared_ms_, shared_ms_ + n, local_->params_data(), n);
     } else {
-      RmspropStepAndCopy(common().optimizer, scale, grads, shared_params_,
-                         shared_ms_, local_->params_data(), n);
+      RmspropStepAndCopy(stepped, scale, grads, shared_params_, shared_ms_,
+                         local_->params_data(), n);
     }
     ++local_version_;
   }

@@ -36,6 +36,22 @@ struct ActorCriticOptions {
   double gamma = 0.99;                 // Discount, [0, 1].
   bool act_deterministically = false;  // Greedy actions in Act().
   double max_grad_norm = 40.0;         // Global L2 clip; <= 0 disables.
+  // The step size grows linearly from lr / lr_warmup_updates to lr over
+  // the run's first lr_warmup_updates optimizer updates (all workers
+  // together): the shared RMSprop statistics start at zero, which makes the
+  // first steps up to 1 / sqrt(1 - alpha) = 10 times lr, and every worker's
+  // first gradient is taken at the same initial parameters. 0 (the
+  // reference's): none; train_a3c's default is 500
+  // (docs/results/2026-12-06-many-workers.md measures both remedies).
+  int64_t lr_warmup_updates = 0;
+  // An update whose policy lag L (updates other workers applied after this
+  // worker copied the parameters its rollout acted with) exceeds this is
+  // applied with its step scaled by lag_tolerance / L: a worker that was
+  // descheduled, or one of many, cannot apply a stale gradient at full
+  // size. The step, not the gradient: RMSprop divides a scaled gradient's
+  // scale out. 0 (the reference's): no scaling; otherwise >= 1;
+  // train_a3c's default is 8.
+  double lag_tolerance = 0;
   double average_value_decay = 0.999;
   double average_entropy_decay = 0.999;
   // Models that describe themselves as two MLPs (fc-softmax, fc-gaussian)
@@ -63,6 +79,12 @@ struct ActorCriticOptions {
   // is accepted.
   void Validate() const;
 };
+
+// What multiplies lr for one optimizer step: the warm-up's share after
+// `run_updates` updates of the run (1 once it is over) times the lag
+// scaling of a step whose policy lag is `lag` (1 when within tolerance).
+double StepSizeFactor(const ActorCriticOptions& options, int64_t run_updates,
+                      int64_t lag);
 
 // Means (and a maximum) over the last `capacity` values added.
 class WindowStat {

@@ -116,6 +116,13 @@ void StoreResumedOptions(po::variables_map& vm,
       (vm.count("train-sides") == 0 || vm["train-sides"].defaulted())) {
     AppendOptionTokens(desc, "train-sides", "learner", &tokens);
   }
+  // Runs from before the warm-up and the lag scaling stepped without them:
+  // resumed, they go on so.
+  for (const char* key : {"lr-warmup-updates", "lag-tolerance"}) {
+    if (saved.count(key) == 0 && (vm.count(key) == 0 || vm[key].defaulted())) {
+      AppendOptionTokens(desc, key, "0", &tokens);
+    }
+  }
   StoreOptionTokens(tokens, desc, vm);
   f->resume_run = run.string();
   f->resume_saved = saved;

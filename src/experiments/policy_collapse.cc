@@ -89,6 +89,10 @@ void PolicyCollapseExtension::Configure(const TrainOptions& options,
   if (static_cast<unsigned>(options.processes) > cores) {
     tries += ", fewer --processes";
   }
+  // The remedies against many workers' large and stale steps, where a run
+  // turned them off (docs/results/2026-12-06-many-workers.md).
+  if (value("lr-warmup-updates") == "0") tries += ", --lr-warmup-updates 500";
+  if (value("lag-tolerance") == "0") tries += ", --lag-tolerance 8";
   tries += " or a larger --beta";
   advice_ = "Likely causes: " + causes + "; try " + tries;
 }

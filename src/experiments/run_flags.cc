@@ -243,6 +243,10 @@ void ApplyProgramDefaults(const FlagContext& context, RunFlags* f) {
   f->train.eval_interval = 100000;
   f->agent.optimizer.lr = 2e-3;
   f->agent.optimizer.eps = 1e-5;
+  // Against a collapsed policy with many workers
+  // (docs/results/2026-12-06-many-workers.md).
+  f->agent.lr_warmup_updates = 500;
+  f->agent.lag_tolerance = 8;
   if (context.a3c_agent) f->train.envs_per_process = 16;
 }
 

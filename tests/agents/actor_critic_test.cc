@@ -319,5 +319,46 @@ TEST(ActorCriticNormalizeTest, ImageObservationsAreRefused) {
   }
 }
 
+// The step-size factor: the warm-up grows linearly to 1 over the run's
+// first lr_warmup_updates updates; a step whose lag exceeds lag_tolerance
+// is scaled by tolerance / lag; both multiply; 0 turns either off.
+TEST(StepSizeFactorTest, WarmUpAndLagScalingMultiply) {
+  ActorCriticOptions o;
+  o.lr_warmup_updates = 4;
+  o.lag_tolerance = 8;
+  EXPECT_DOUBLE_EQ(StepSizeFactor(o, 0, 0), 0.25);
+  EXPECT_DOUBLE_EQ(StepSizeFactor(o, 2, 8), 0.75);
+  EXPECT_DOUBLE_EQ(StepSizeFactor(o, 3, 0), 1.0);
+  EXPECT_DOUBLE_EQ(StepSizeFactor(o, 1000000, 8), 1.0);
+  EXPECT_DOUBLE_EQ(StepSizeFactor(o, 1000000, 32), 0.25);
+  EXPECT_DOUBLE_EQ(StepSizeFactor(o, 1, 16), 0.5 * 0.5);
+  o.lr_warmup_updates = 0;
+  EXPECT_DOUBLE_EQ(StepSizeFactor(o, 0, 0), 1.0);
+  o.lag_tolerance = 0;
+  EXPECT_DOUBLE_EQ(StepSizeFactor(o, 0, 1000), 1.0);
+}
+
+TEST(StepSizeFactorTest, OptionsOutsideTheirRangesAreRefused) {
+  const auto field_of = [](const ActorCriticOptions& o) -> std::string {
+    try {
+      o.Validate();
+    } catch (const InvalidOption& e) {
+      return e.field();
+    }
+    return "";
+  };
+  ActorCriticOptions o;
+  EXPECT_EQ(field_of(o), "");
+  o.lr_warmup_updates = -1;
+  EXPECT_EQ(field_of(o), "lr_warmup_updates");
+  o = ActorCriticOptions();
+  for (double bad : {0.5, -1.0, std::nan(""), HUGE_VAL}) {
+    o.lag_tolerance = bad;
+    EXPECT_EQ(field_of(o), "lag_tolerance") << bad;
+  }
+  o.lag_tolerance = 1;
+  EXPECT_EQ(field_of(o), "");
+}
+
 }  // namespace
 }  // namespace asyncrl
