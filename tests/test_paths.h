@@ -10,6 +10,7 @@ extern const char kPython[];
 extern const char kPythonPackage[];  // "" when the build has no Python module.
 extern const char kTrainA3cBin[];
 extern const char kCustomAgentExampleBin[];
+extern const char kCustomEnvExampleBin[];
 extern const char kSourceDir[];
 }  // namespace asyncrl::testing::paths
 
@@ -18,6 +19,7 @@ extern const char kSourceDir[];
 #define TRAIN_A3C_BIN ::asyncrl::testing::paths::kTrainA3cBin
 #define CUSTOM_AGENT_EXAMPLE_BIN \
   ::asyncrl::testing::paths::kCustomAgentExampleBin
+#define CUSTOM_ENV_EXAMPLE_BIN ::asyncrl::testing::paths::kCustomEnvExampleBin
 #define ASYNCRL_SOURCE_DIR ::asyncrl::testing::paths::kSourceDir
 
 #endif  // ASYNCRL_TESTS_TEST_PATHS_H_

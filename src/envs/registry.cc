@@ -68,17 +68,26 @@ std::unique_ptr<Env> EnvRegistry::Make(const std::string& name,
   return env;
 }
 
+TrainingDefaults ClassicControlTrainingDefaults() {
+  TrainingDefaults defaults;
+  defaults.family =
+      "classic control (rewards x 0.01, as the reference's gym example)";
+  defaults.reward_scale = 0.01;
+  return defaults;
+}
+
 void RegisterClassicControl(EnvRegistry& registry) {
+  const TrainingDefaults d = ClassicControlTrainingDefaults();
   registry.Register(
-      "CartPole-v0", [] { return std::make_unique<CartPole>(); }, 200);
+      "CartPole-v0", [] { return std::make_unique<CartPole>(); }, 200, d);
   registry.Register(
-      "CartPole-v1", [] { return std::make_unique<CartPole>(); }, 500);
+      "CartPole-v1", [] { return std::make_unique<CartPole>(); }, 500, d);
   registry.Register(
-      "Acrobot-v1", [] { return std::make_unique<Acrobot>(); }, 500);
+      "Acrobot-v1", [] { return std::make_unique<Acrobot>(); }, 500, d);
   registry.Register(
-      "MountainCar-v0", [] { return std::make_unique<MountainCar>(); }, 200);
+      "MountainCar-v0", [] { return std::make_unique<MountainCar>(); }, 200, d);
   registry.Register(
-      "Pendulum-v1", [] { return std::make_unique<Pendulum>(); }, 200);
+      "Pendulum-v1", [] { return std::make_unique<Pendulum>(); }, 200, d);
 }
 
 TrainingDefaults TrainingDefaultsFor(const std::string& name, const Env& env) {

@@ -30,7 +30,11 @@ struct EnvOptions {
 // says nothing (as EnvPool and Sample Factory let each family declare its
 // own defaults beside it). Unset: the program's own default.
 struct TrainingDefaults {
-  // What training rewards are multiplied by (--reward-scale-factor).
+  // The family and why its defaults are what they are, for the run's first
+  // lines ("classic control: ..."); empty for an environment of no family.
+  std::string family;
+  // What training rewards are multiplied by (--reward-scale-factor); unset:
+  // 1, rewards as the environment gives them.
   std::optional<double> reward_scale;
   // The entropy bonus's weight (--beta).
   std::optional<double> entropy_weight;
@@ -63,7 +67,12 @@ class EnvRegistry {
   std::map<std::string, Entry> entries_;
 };
 
-// Registers CartPole-v0/v1, Acrobot-v1, MountainCar-v0 and Pendulum-v1.
+// Classic control's: rewards multiplied by 0.01, as the reference's gym
+// example (ChainerRL's train_a3c_gym.py) does.
+TrainingDefaults ClassicControlTrainingDefaults();
+
+// Registers CartPole-v0/v1, Acrobot-v1, MountainCar-v0 and Pendulum-v1
+// with ClassicControlTrainingDefaults().
 void RegisterClassicControl(EnvRegistry& registry);
 
 // The process-wide registry holding every built-in environment: the classic
@@ -74,7 +83,8 @@ EnvRegistry& DefaultEnvRegistry();
 // with in DefaultEnvRegistry(); for one the registry does not know (a
 // program's own), those of the family it belongs to by its kind: a
 // two-player game's (GameTrainingDefaults), or for image observations
-// ([C, H, W]) MinAtar's (ImageTrainingDefaults); else none.
+// ([C, H, W]) MinAtar's (ImageTrainingDefaults); else none (rewards
+// unscaled).
 TrainingDefaults TrainingDefaultsFor(const std::string& name, const Env& env);
 
 // Shorthand for DefaultEnvRegistry().Make(name, options).

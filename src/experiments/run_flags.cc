@@ -227,7 +227,6 @@ struct Extras {
 
 // The reference's gym example scales rewards by this; an environment
 // family may declare otherwise (TrainingDefaults).
-constexpr double kReferenceRewardScale = 0.01;
 
 // train_a3c's departures from the reference example's settings, all here.
 // The reference example's own defaults where they differ from the structs',
@@ -271,8 +270,10 @@ po::options_description RunOwnFlags(RunFlags& f, Extras& x) {
       "outdir", Value(&f.outdir, f.outdir),
       "each run gets a new folder under this directory")(
       "reward-scale-factor", po::value(&f.reward_scale_factor),
-      "multiply training rewards by this (default: 0.01 as the reference's "
-      "gym example, 1 for image observations as its Atari example)")(
+      "multiply training rewards by this (default: the environment "
+      "family's: 0.01 for classic control as the reference's gym example; 1 "
+      "for image observations as its Atari example, for two-player games and "
+      "for environments of no built-in family)")(
       "scale-observations", po::bool_switch(&f.scale_observations),
       "map every observation element from its bounds to [-1, 1] (training, "
       "evaluation and --demo; needs an observation space with finite "
@@ -433,12 +434,27 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
     f.network.RequireAuto("the program's own agent builds its network");
   }
   const TrainingDefaults family = TrainingDefaultsFor(f.env, env);
+  std::vector<std::string> applied;
   if (vm.count("reward-scale-factor") == 0) {
-    f.reward_scale_factor = family.reward_scale.value_or(kReferenceRewardScale);
+    f.reward_scale_factor = family.reward_scale.value_or(1.0);
+    applied.push_back("--reward-scale-factor " +
+                      FormatValue(f.reward_scale_factor));
   }
   if (family.entropy_weight && context.a3c_agent && vm.count("beta") &&
       vm["beta"].defaulted()) {
     f.agent.beta = *family.entropy_weight;
+    applied.push_back("--beta " + FormatValue(f.agent.beta));
+  }
+  if (!applied.empty()) {
+    std::string list;
+    for (const std::string& a : applied) list += (list.empty() ? "" : ", ") + a;
+    f.defaults_note =
+        "environment defaults: " + list + " (" + f.env + ": " +
+        (family.family.empty()
+             ? std::string("an environment of no built-in family, so its "
+                           "rewards are unscaled")
+             : family.family) +
+        "; a flag given on the command line or in --config wins)";
   }
   std::string auto_arch;
   bool recurrent = false;

@@ -61,7 +61,10 @@ struct RunFlags {
   // (agents/models.h's NetworkOptions).
   NetworkOptions network;
   std::string outdir = "results";
-  double reward_scale_factor = 0.01;
+  double reward_scale_factor = 1.0;
+  // Which of the environment family's defaults this run took, and why
+  // (one line the run prints first; empty when the flags gave them all).
+  std::string defaults_note;
   // --scale-observations: every environment wrapped in ScaleObservations
   // (envs/wrappers.h): observations from their bounds to [-1, 1].
   bool scale_observations = false;

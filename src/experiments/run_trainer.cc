@@ -412,6 +412,7 @@ class TrainerRun {
       std::cout << "results in " << run.string() << std::endl;
       WriteFileAtomically(CommandPath(run.string()), command + "\n");
     }
+    if (!f_.defaults_note.empty()) Log(LogLevel::kInfo, f_.defaults_note);
     if (f_.curriculum) {
       for (const auto& warning : f_.curriculum->warnings) {
         Log(LogLevel::kWarning, warning);

@@ -1857,5 +1857,56 @@ TEST(CustomAgentExampleTest, TrainsCartPoleToTheSuccessfulScore) {
   EXPECT_FALSE(fs::exists(wrong_dir));
 }
 
+// examples/custom_env: an environment of the program's own, registered by
+// name in its main(), trains with --env, takes --env-param, is played by
+// --demo; being of no built-in family, its rewards are not scaled, and the
+// run's first lines say so. train_a3c says which family's defaults a
+// built-in environment got, and nothing when the flags gave them.
+TEST(CustomEnvExampleTest, AnEnvironmentRegisteredByNameTrainsUnscaled) {
+  TempDir dir("custom_env");
+  const ProcessRun r =
+      Exec(CUSTOM_ENV_EXAMPLE_BIN,
+           "--env Corridor --env-param length=5 --processes 2 --steps 4000 "
+           "--eval-interval 2000 --eval-n-runs 2 --outdir " +
+               dir.str());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("environment defaults: --reward-scale-factor 1 "
+                          "(Corridor: an environment of no built-in family, "
+                          "so its rewards are unscaled;"),
+            std::string::npos)
+      << r.output;
+  const fs::path run = RunFolder(r);
+  EXPECT_EQ(RecordedOption(run, "env"), "Corridor");
+  EXPECT_EQ(RecordedOption(run, "reward-scale-factor"), "1");
+  EXPECT_EQ(RecordedOption(run, "env-param"), "length=5");
+  const ProcessRun demo = Exec(
+      CUSTOM_ENV_EXAMPLE_BIN,
+      "--demo --load " + (run / "4000_finish").string() + " --eval-n-runs 1");
+  EXPECT_EQ(demo.status, 0) << demo.output;
+
+  const ProcessRun unknown = Exec(CUSTOM_ENV_EXAMPLE_BIN,
+                                  "--env Corridr --outdir " + dir.str() + "/x");
+  EXPECT_EQ(unknown.status, 2) << unknown.output;
+  ASSERT_EQ(unknown.Lines().size(), 1u) << unknown.output;
+  EXPECT_NE(unknown.output.find("Corridor"), std::string::npos)
+      << unknown.output;
+  EXPECT_FALSE(fs::exists(dir.path() / "x"));
+
+  const std::string short_run =
+      " --processes 1 --steps 500 --eval-interval 0 --outdir " + dir.str();
+  const ProcessRun cartpole = TrainA3C("--env CartPole-v1" + short_run);
+  ASSERT_EQ(cartpole.status, 0) << cartpole.output;
+  EXPECT_NE(cartpole.output.find("environment defaults: --reward-scale-factor "
+                                 "0.01 (CartPole-v1: classic control"),
+            std::string::npos)
+      << cartpole.output;
+  const ProcessRun given =
+      TrainA3C("--env CartPole-v1 --reward-scale-factor 0.5" + short_run);
+  ASSERT_EQ(given.status, 0) << given.output;
+  EXPECT_EQ(given.output.find("environment defaults"), std::string::npos)
+      << given.output;
+  EXPECT_EQ(RecordedOption(RunFolder(given), "reward-scale-factor"), "0.5");
+}
+
 }  // namespace
 }  // namespace asyncrl

@@ -183,6 +183,9 @@ TrainingDefaults GameTrainingDefaults() {
   // self-play collapses onto a few lines (measured, docs/games.md); 0.1
   // keeps it exploring.
   TrainingDefaults defaults;
+  defaults.family =
+      "two-player game (results unscaled, entropy weight 0.1 against "
+      "self-play collapsing onto a few lines)";
   defaults.reward_scale = 1.0;
   defaults.entropy_weight = 0.1;
   return defaults;

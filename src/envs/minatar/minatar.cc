@@ -97,6 +97,9 @@ std::unique_ptr<MinAtarGame> MakeMinAtar(const std::string& game,
 TrainingDefaults ImageTrainingDefaults() {
   // Rewards unscaled, as the reference's Atari example does not scale them.
   TrainingDefaults defaults;
+  defaults.family =
+      "image observations (rewards unscaled, as the reference's Atari "
+      "example)";
   defaults.reward_scale = 1.0;
   return defaults;
 }
