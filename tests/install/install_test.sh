@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The library as an outside project uses it: install BUILD_DIR into a fresh
-# prefix, configure and build examples/custom_agent (its own CMake project)
+# prefix, configure and build examples/custom_agent and examples/custom_env
+# (each its own CMake project)
 # against that prefix only, train with 2 processes and check the run folder.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -107,4 +108,24 @@ esac
 awk -F'\t' 'NR > 1 { if ($(NF-1) <= 0 || $NF < prev) bad = 1; prev = $NF; n++ }
              END { exit (bad || n < 3) }' "$run2/scores.txt" ||
   { cat "$run2/scores.txt"; fail "the extension's columns are not filled as its hooks would"; }
-echo "install_test: 2 passed, 0 failed"
+# examples/custom_env as a user would build it: their own environment,
+# registered by name, trained and played with the installed library.
+cp -r "$source/examples/custom_env" "$work/env-example"
+cmake -S "$work/env-example" -B "$work/env-example-build" -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+  > "$work/env-configure.log" 2>&1 ||
+  { cat "$work/env-configure.log"; fail "configuring the environment example"; }
+cmake --build "$work/env-example-build" > "$work/env-build.log" 2>&1 ||
+  { cat "$work/env-build.log"; fail "building the environment example"; }
+"$work/env-example-build/corridor" --env Corridor --processes 2 \
+  --steps 4000 --eval-interval 2000 --eval-n-runs 2 --outdir "$work/out3" \
+  > "$work/run3.log" 2>&1 ||
+  { cat "$work/run3.log"; fail "training with the environment example (status $?)"; }
+run3=$(sed -n 's/^results in //p' "$work/run3.log" | head -n 1)
+[ -f "$run3/4000_finish/checkpoint.pb" ] ||
+  { cat "$work/run3.log"; fail "the environment example saved no 4000_finish"; }
+grep -q '"env": "Corridor"' "$run3/args.json" || fail "args.json lacks env Corridor"
+"$work/env-example-build/corridor" --demo --load "$run3/4000_finish" \
+  --eval-n-runs 1 > "$work/demo3.log" 2>&1 ||
+  { cat "$work/demo3.log"; fail "--demo with the environment example"; }
+echo "install_test: 3 passed, 0 failed"
