@@ -20,10 +20,143 @@ import numpy as np
 from . import _native
 from ._paths import TRAIN_A3C
 
-__all__ = ["VectorEnv", "Space", "make_vec", "env_names", "read_scores",
-           "read_checkpoint", "train", "TrainResult", "TrainInterrupted"]
+__all__ = ["VectorEnv", "Space", "Discrete", "Box", "MultiDiscrete",
+           "make_vec", "env_names", "read_scores", "read_checkpoint", "train",
+           "TrainResult", "TrainInterrupted"]
 
 Space = _native.Space
+
+
+class Discrete:
+    """Gymnasium's Discrete(n) by its attributes: n, shape (), dtype int64,
+    sample(mask=None), seed(seed), contains(x); kind "discrete" and
+    action_mask (the number of trailing observation elements that are a
+    game's legal-move mask) as asyncrl's Space has them."""
+
+    kind = "discrete"
+
+    def __init__(self, n, action_mask=0, seed=None):
+        self.n = int(n)
+        self.shape = ()
+        self.dtype = np.dtype(np.int64)
+        self.action_mask = int(action_mask)
+        self.seed(seed)
+
+    def seed(self, seed=None):
+        self.np_random = np.random.default_rng(seed)
+        return [seed]
+
+    def sample(self, mask=None):
+        """A uniform action; with mask (int8/bool [n], 1 = allowed), a
+        uniform allowed one."""
+        if mask is None:
+            return np.int64(self.np_random.integers(self.n))
+        allowed = np.flatnonzero(np.asarray(mask).reshape(-1)[:self.n])
+        if allowed.size == 0:
+            raise ValueError("mask=%r is invalid; accepted: at least one "
+                             "allowed action of %d" % (mask, self.n))
+        return np.int64(self.np_random.choice(allowed))
+
+    def contains(self, x):
+        a = np.asarray(x)
+        return (a.shape == () and np.issubdtype(a.dtype, np.integer)
+                and 0 <= int(a) < self.n)
+
+    def __contains__(self, x):
+        return self.contains(x)
+
+    def __repr__(self):
+        return "Discrete(%d)" % self.n
+
+
+class MultiDiscrete:
+    """A batch of Discrete actions, as Gymnasium batches them: nvec, shape
+    (len(nvec),), dtype int64, sample(), seed(), contains()."""
+
+    def __init__(self, nvec, seed=None):
+        self.nvec = np.asarray(nvec, dtype=np.int64)
+        self.shape = self.nvec.shape
+        self.dtype = np.dtype(np.int64)
+        self.seed(seed)
+
+    def seed(self, seed=None):
+        self.np_random = np.random.default_rng(seed)
+        return [seed]
+
+    def sample(self):
+        return self.np_random.integers(self.nvec).astype(np.int64)
+
+    def contains(self, x):
+        a = np.asarray(x)
+        return (a.shape == self.shape and np.issubdtype(a.dtype, np.integer)
+                and bool(((a >= 0) & (a < self.nvec)).all()))
+
+    def __contains__(self, x):
+        return self.contains(x)
+
+    def __repr__(self):
+        return "MultiDiscrete(%s)" % self.nvec.tolist()
+
+
+class Box:
+    """Gymnasium's Box by its attributes: low, high (float32 arrays of
+    shape), shape, dtype float32, sample(), seed(), contains(); kind "box"
+    and action_mask as asyncrl's Space has them. sample() draws as
+    Gymnasium's does: uniform where both bounds are finite, an exponential
+    off a single finite bound, a normal where neither is."""
+
+    kind = "box"
+
+    def __init__(self, low, high, shape, action_mask=0, seed=None):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(np.float32)
+        self.low = self._full(low, -np.inf)
+        self.high = self._full(high, np.inf)
+        self.action_mask = int(action_mask)
+        self.seed(seed)
+
+    def _full(self, bound, missing):
+        b = np.asarray(bound, dtype=np.float32).reshape(-1)
+        if b.size == 0:
+            b = np.array([missing], dtype=np.float32)
+        if b.size == 1:
+            return np.full(self.shape, b[0], dtype=np.float32)
+        return b.reshape(self.shape).copy()
+
+    def seed(self, seed=None):
+        self.np_random = np.random.default_rng(seed)
+        return [seed]
+
+    def sample(self):
+        low, high = self.low.astype(np.float64), self.high.astype(np.float64)
+        out = np.empty(self.shape, dtype=np.float64)
+        lo, hi = np.isfinite(low), np.isfinite(high)
+        both, only_lo, only_hi, neither = lo & hi, lo & ~hi, ~lo & hi, ~lo & ~hi
+        rng = self.np_random
+        out[both] = rng.uniform(low[both], high[both])
+        out[only_lo] = low[only_lo] + rng.exponential(size=only_lo.sum())
+        out[only_hi] = high[only_hi] - rng.exponential(size=only_hi.sum())
+        out[neither] = rng.normal(size=neither.sum())
+        return np.clip(out, low, high).astype(np.float32)
+
+    def contains(self, x):
+        a = np.asarray(x, dtype=np.float32)
+        return (a.shape == self.shape
+                and bool(((a >= self.low) & (a <= self.high)).all()))
+
+    def __contains__(self, x):
+        return self.contains(x)
+
+    def __repr__(self):
+        return "Box(shape=%s)" % (self.shape,)
+
+
+def _space(native, seed=None):
+    """The Gymnasium-like space of a native Space."""
+    if native.kind == "discrete":
+        return Discrete(native.n, native.action_mask, seed)
+    return Box(native.low, native.high, native.shape, native.action_mask,
+               seed)
 
 
 class VectorEnv(_native.VectorEnv):
@@ -47,6 +180,10 @@ class VectorEnv(_native.VectorEnv):
         like obs, zeros in the other rows.
     set_parameter(name, value) sets an environment parameter of every
         copy from its next episode; parameters() lists them.
+    single_observation_space, single_action_space: one copy's spaces
+        (Discrete or Box, with Gymnasium's attributes and sample());
+        observation_space, action_space: the batch's (Box [num_envs, ...],
+        MultiDiscrete([n] * num_envs) for discrete actions).
     """
 
     autoreset_mode = "SameStep"
@@ -55,6 +192,31 @@ class VectorEnv(_native.VectorEnv):
     def __init__(self, name, num_envs=1, max_episode_steps=0,
                  reward_scale=1.0):
         super().__init__(name, num_envs, max_episode_steps, reward_scale)
+        native_obs = _native.VectorEnv.single_observation_space.fget(self)
+        native_act = _native.VectorEnv.single_action_space.fget(self)
+        self._single_observation_space = _space(native_obs)
+        self._single_action_space = _space(native_act)
+        n = self.num_envs
+        obs = self._single_observation_space
+        self._observation_space = Box(
+            np.broadcast_to(obs.low, (n,) + obs.shape),
+            np.broadcast_to(obs.high, (n,) + obs.shape), (n,) + obs.shape,
+            obs.action_mask)
+        act = self._single_action_space
+        if act.kind == "discrete":
+            self._action_space = MultiDiscrete([act.n] * n)
+        else:
+            self._action_space = Box(
+                np.broadcast_to(act.low, (n,) + act.shape),
+                np.broadcast_to(act.high, (n,) + act.shape),
+                (n,) + act.shape)
+
+    # Gymnasium's four space attributes: one copy's, and the batch's.
+    single_observation_space = property(
+        lambda self: self._single_observation_space)
+    single_action_space = property(lambda self: self._single_action_space)
+    observation_space = property(lambda self: self._observation_space)
+    action_space = property(lambda self: self._action_space)
 
     def reset(self, *, seed=None, options=None):
         if options:

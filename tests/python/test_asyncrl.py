@@ -113,6 +113,49 @@ class VectorEnvTest(unittest.TestCase):
                          "actions[1]: Pendulum: action[0]=3 is out of range; "
                          "accepted: [-2, 2]")
 
+    def test_spaces_have_gymnasiums_attributes_and_sample(self):
+        env = asyncrl.make_vec("CartPole-v1", num_envs=3)
+        single = env.single_action_space
+        self.assertIsInstance(single, asyncrl.Discrete)
+        self.assertEqual((single.n, single.kind, single.dtype), (2, "discrete",
+                                                                np.int64))
+        batch = env.action_space
+        self.assertIsInstance(batch, asyncrl.MultiDiscrete)
+        self.assertEqual(batch.nvec.tolist(), [2, 2, 2])
+        obs_space = env.observation_space
+        self.assertEqual(obs_space.shape, (3, 4))
+        self.assertEqual(obs_space.dtype, np.float32)
+        np.testing.assert_array_equal(obs_space.low[1],
+                                      env.single_observation_space.low)
+        # Seeded samples repeat; a sample is in its space and steps.
+        batch.seed(5)
+        first = batch.sample()
+        batch.seed(5)
+        np.testing.assert_array_equal(batch.sample(), first)
+        self.assertIn(first, batch)
+        self.assertNotIn(np.array([0, 2, 0]), batch)
+        obs, _ = env.reset(seed=0)
+        self.assertIn(obs, obs_space)
+        env.step(first)
+        # Box: within its bounds, the batch's shape; a masked Discrete draws
+        # only what the mask allows.
+        pendulum = asyncrl.make_vec("Pendulum-v1", num_envs=2)
+        box = pendulum.action_space
+        self.assertEqual(box.shape, (2, 1))
+        box.seed(0)
+        for _ in range(50):
+            a = box.sample()
+            self.assertTrue(((a >= -2) & (a <= 2)).all(), a)
+        pendulum.reset(seed=0)
+        pendulum.step(box.sample())
+        game = asyncrl.make_vec("TicTacToe", num_envs=1).single_action_space
+        mask = np.zeros(9, dtype=np.int8)
+        mask[[2, 7]] = 1
+        self.assertEqual({int(game.sample(mask=mask)) for _ in range(40)},
+                         {2, 7})
+        with self.assertRaises(ValueError):
+            game.sample(mask=np.zeros(9))
+
     def test_an_illegal_move_of_a_game_is_refused(self):
         env = asyncrl.make_vec("TicTacToe", num_envs=1)
         obs, _ = env.reset(seed=0)
