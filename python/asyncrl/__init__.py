@@ -5,7 +5,10 @@
   (obs, info); step(actions) -> (obs, reward, terminated, truncated, info)),
   autoreset in the same step.
 - read_scores(run), read_checkpoint(dir): what a run wrote.
-- train(args): a train_a3c run with its flags; returns when it ends.
+- train(args, **options): a train_a3c run with its flags (a list, or
+  keyword options: env=..., lr=...); returns when it ends.
+- export(run_or_checkpoint, path), load_policy(path).act(obs): the
+  trained policy as TorchScript, and played in Python (needs torch).
 
 Needs NumPy (Debian's python3-numpy). Nothing here imports torch.
 """
@@ -22,7 +25,8 @@ from ._paths import TRAIN_A3C
 
 __all__ = ["VectorEnv", "Space", "Discrete", "Box", "MultiDiscrete",
            "make_vec", "env_names", "read_scores", "read_checkpoint", "train",
-           "TrainResult", "TrainInterrupted"]
+           "TrainResult", "TrainInterrupted", "export", "load_policy",
+           "Policy"]
 
 Space = _native.Space
 
@@ -336,10 +340,32 @@ def _parent_death_signal():
     return set_in_child
 
 
-def train(args, echo=False, train_a3c=None):
+def _flags(options):
+    """train_a3c flags of keyword options: lr=7e-4 -> --lr=0.0007,
+    successful_score -> --successful-score, a list -> comma-separated
+    (hidden_sizes=[64, 64]), True -> the switch (--lr-decay), False or
+    None -> nothing (the default)."""
+    flags = []
+    for key, value in options.items():
+        name = "--" + key.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            flags.append(name)
+        elif isinstance(value, (list, tuple)):
+            flags.append("%s=%s" % (name, ",".join(str(v) for v in value)))
+        else:
+            flags.append("%s=%s" % (name, value))
+    return flags
+
+
+def train(args=(), echo=False, train_a3c=None, **options):
     """Runs train_a3c with `args` (a list of its flags, e.g.
-    ["--env", "CartPole-v1", "--successful-score", "475"]) and returns a
-    TrainResult when it ends. A separate process: the trainer forks its
+    ["--env", "CartPole-v1", "--successful-score", "475"]) and the keyword
+    options (env="CartPole-v1", algorithm="ppo", lr=7e-4, steps=200000,
+    successful_score=475: each flag by its name with _ for -, a list
+    comma-separated, True for a switch) and returns a TrainResult when it
+    ends. A separate process: the trainer forks its
     workers, which a Python process with threads must not. echo=True also
     prints its output as it comes. train_a3c: another binary (default: the
     one built or installed with this package, or $ASYNCRL_TRAIN_A3C).
@@ -348,10 +374,11 @@ def train(args, echo=False, train_a3c=None):
     its own process group, so a terminal's Ctrl-C reaches it only this
     way), waits for its clean stop and raises TrainInterrupted carrying the
     result. If this process dies, the run gets SIGTERM."""
-    binary = train_a3c or os.environ.get("ASYNCRL_TRAIN_A3C") or TRAIN_A3C
+    binary = _binary(train_a3c)
     if isinstance(args, str):
         raise TypeError("args must be a list of flags, not a string")
-    process = subprocess.Popen([binary] + [str(a) for a in args],
+    process = subprocess.Popen([binary] + [str(a) for a in args] +
+                               _flags(options),
                                stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True,
                                errors="replace", process_group=0,
@@ -399,3 +426,92 @@ def train(args, echo=False, train_a3c=None):
         process.wait()
         raise
     return result()
+
+
+def _binary(train_a3c):
+    return train_a3c or os.environ.get("ASYNCRL_TRAIN_A3C") or TRAIN_A3C
+
+
+def _checkpoint_of(path):
+    """A checkpoint directory, or a run folder's best/ (else its newest
+    <steps>_finish)."""
+    if os.path.isfile(os.path.join(path, "checkpoint.pb")):
+        return path
+    if os.path.isfile(os.path.join(path, "args.json")):
+        best = os.path.join(path, "best")
+        if os.path.isfile(os.path.join(best, "checkpoint.pb")):
+            return best
+        finishes = sorted(
+            (int(d.split("_")[0]), d) for d in os.listdir(path)
+            if re.fullmatch(r"\d+_finish", d))
+        if finishes:
+            return os.path.join(path, finishes[-1][1])
+    raise ValueError("%r is invalid; accepted: a checkpoint directory (with "
+                     "checkpoint.pb) or a run folder with best/ or a "
+                     "<steps>_finish/" % (path,))
+
+
+def export(run_or_checkpoint, path, train_a3c=None):
+    """Writes the policy of a checkpoint (or of a run folder's best/, else
+    its newest <steps>_finish/) to `path` as a TorchScript module
+    (train_a3c --export; docs/export.md) and returns `path`. Raises
+    RuntimeError with train_a3c's message if it fails."""
+    checkpoint = _checkpoint_of(os.fspath(run_or_checkpoint))
+    done = subprocess.run([_binary(train_a3c), "--export", os.fspath(path),
+                           "--load", checkpoint], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True,
+                          errors="replace")
+    if done.returncode != 0:
+        lines = done.stdout.strip().splitlines()
+        raise RuntimeError("export of %s failed (status %d): %s"
+                           % (checkpoint, done.returncode,
+                              lines[-1] if lines else ""))
+    return os.fspath(path)
+
+
+class Policy:
+    """An exported policy (export(), train_a3c --export) in this process:
+    act(obs) takes one observation or a batch (NumPy) and returns the
+    action(s) as NumPy: the most probable action (categorical) or the
+    mean (Gaussian); a recurrent policy keeps its state between calls
+    until reset(). `module` is the TorchScript module (torch.jit.load)."""
+
+    def __init__(self, module):
+        import torch
+        self._torch = torch
+        self.module = module
+        self.env = module.env
+        self.observation_size = int(module.observation_size)
+        self.state_size = int(module.state_size)
+        self.categorical = bool(module.categorical)
+        self._state = None
+
+    def reset(self):
+        self._state = None
+
+    def act(self, obs):
+        torch = self._torch
+        x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32))
+        single = x.numel() == self.observation_size
+        if single:
+            x = x.reshape(1, -1)
+        elif x.dim() != 4:
+            x = x.reshape(x.shape[0], -1)
+        with torch.no_grad():
+            if self.state_size > 0:
+                if self._state is None or self._state.shape[0] != x.shape[0]:
+                    self._state = self.module.initial_state(x.shape[0])
+                action, self._state = self.module.act(x, self._state)
+            else:
+                action = self.module.act(x)
+        action = action.numpy()
+        return action[0] if single else action
+
+    def __repr__(self):
+        return "Policy(env=%r, categorical=%s)" % (self.env, self.categorical)
+
+
+def load_policy(path):
+    """Loads an exported policy (needs PyTorch: Debian's python3-torch)."""
+    import torch
+    return Policy(torch.jit.load(os.fspath(path)))

@@ -273,6 +273,38 @@ class RunTest(unittest.TestCase):
                 pass
         self.assertEqual(left, [])
 
+    def test_keyword_options_export_and_load_policy(self):
+        # Keyword options become flags (a list comma-separated, True a
+        # switch); the run's policy exports and acts in Python.
+        result = asyncrl.train(
+            env="CartPole-v1", processes=1, steps=2000, eval_interval=1000,
+            eval_n_runs=2, hidden_sizes=[16, 8], lr_decay=True,
+            normalize_rewards=False, outdir=self.dir, quiet=True)
+        self.assertEqual(result.returncode, 0, result.output)
+        with open(os.path.join(result.run, "args.json")) as f:
+            args = f.read()
+        self.assertIn('"hidden-sizes": "16,8"', args)
+        self.assertIn('"lr-decay": "true"', args)
+        self.assertIn('"normalize-rewards": "false"', args)
+        path = os.path.join(self.dir, "policy.pt")
+        self.assertEqual(asyncrl.export(result.run, path), path)
+        policy = asyncrl.load_policy(path)
+        self.assertEqual((policy.env, policy.observation_size,
+                          policy.categorical), ("CartPole-v1", 4, True))
+        env = asyncrl.make_vec("CartPole-v1", num_envs=3)
+        obs, _ = env.reset(seed=0)
+        actions = policy.act(obs)
+        self.assertEqual(actions.shape, (3,))
+        self.assertIn(actions, env.action_space)
+        self.assertIn(int(policy.act(obs[1])), (0, 1))
+        env.step(actions)
+        # What is not a checkpoint, and a failing export, raise.
+        with self.assertRaises(ValueError):
+            asyncrl.export(self.dir, path)
+        with self.assertRaises(RuntimeError) as raised:
+            asyncrl.export(result.run, os.path.join(self.dir, "no", "p.pt"))
+        self.assertIn("--export", str(raised.exception))
+
     def test_a_bad_flag_returns_two_and_no_run(self):
         result = asyncrl.train(["--outdir", self.dir, "--processes", "0"])
         self.assertEqual(result.returncode, 2)
