@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -60,7 +61,8 @@ struct PySpace {
 // (Gymnasium's AutoresetMode.SAME_STEP): an episode that ends in step() is
 // reset at once; the returned observation is the new episode's first and
 // the last one of the ended episode is in info["final_obs"] (rows where
-// info["_final_obs"] is True).
+// info["_final_obs"] is True; both keys only on a step where a copy ended,
+// as Gymnasium's).
 class VectorEnv {
  public:
   VectorEnv(const std::string& name, int64_t num_envs,
@@ -226,9 +228,12 @@ class VectorEnv {
         std::memcpy(last_.data(), o, last_.size() * sizeof(float));
       }
     }
+    // As Gymnasium: the keys only on a step where a copy ended.
     py::dict info;
-    info["final_obs"] = final_obs;
-    info["_final_obs"] = has_final;
+    if (std::any_of(has, has + n, [](bool b) { return b; })) {
+      info["final_obs"] = final_obs;
+      info["_final_obs"] = has_final;
+    }
     return py::make_tuple(obs, rewards, terminated, truncated, info);
   }
 

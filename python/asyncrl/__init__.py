@@ -179,9 +179,10 @@ class VectorEnv(_native.VectorEnv):
         AutoresetMode.SAME_STEP): an environment whose episode ends in
         step() is reset at once; obs holds the new episode's first
         observation and info["final_obs"] the ended episode's last, in the
-        rows where info["_final_obs"] is True. Unlike Gymnasium's object
-        array with None in the other rows, final_obs is a float32 array
-        like obs, zeros in the other rows.
+        rows where info["_final_obs"] is True; as in Gymnasium, both keys
+        are there only on a step where a copy ended. Unlike Gymnasium's
+        object array with None in the other rows, final_obs is a float32
+        array like obs, zeros in the other rows.
     set_parameter(name, value) sets an environment parameter of every
         copy from its next episode; parameters() lists them.
     single_observation_space, single_action_space: one copy's spaces

@@ -27,7 +27,8 @@ def main():
         a = actions[t, :, 0].astype(np.int64) if discrete else actions[t]
         obs, reward, terminated, truncated, info = env.step(a)
         parts += [obs.reshape(n, -1), reward[:, None], terminated[:, None],
-                  truncated[:, None], info["final_obs"].reshape(n, -1)]
+                  truncated[:, None],
+                  info.get("final_obs", np.zeros_like(obs)).reshape(n, -1)]
     np.concatenate([p.astype(np.float32).ravel() for p in parts]).tofile(out)
 
 
