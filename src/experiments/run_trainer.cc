@@ -504,6 +504,12 @@ int RunTrainer(int argc, const char* const* argv,
   // Before anything else: may restart the program with a faster OpenBLAS
   // kernel (misc/platform/blas_kernel.h).
   EnsureBestBlasKernel(argc, argv);
+  // A reader of the output that goes away (`| head`, a killed `tee`, a
+  // closed terminal's pipe) must not kill the run: a write to the broken
+  // pipe fails with EPIPE instead of raising SIGPIPE, the output is
+  // dropped, and training, checkpoints and scores.txt go on as before
+  // (docs/reliability.md). The workers inherit it.
+  signal(SIGPIPE, SIG_IGN);
   try {
     return Run(argc, argv, plugins);
   } catch (const FlagError& e) {

@@ -261,6 +261,44 @@ TEST(TrainerFaultTest, MetricsThatCannotBeWrittenAreCountedAndNeverCut) {
 // Two --resume of one checkpoint at once: the second is refused (exit 2,
 // one line naming the running trainer's pid) before it writes anything;
 // they used to interleave their rows and checkpoints in one folder.
+// The output's reader is gone before the run starts (`| head` after its
+// first line, a killed `tee`): every write to stdout fails with EPIPE, and
+// the run trains to its end, saves its checkpoints and exits 0 instead of
+// dying of SIGPIPE (status 141) at its first line with nothing saved.
+TEST(TrainerFaultTest, AnOutputWhoseReaderIsGoneDoesNotStopTheRun) {
+  TempDir dir("broken_pipe");
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  close(fds[0]);
+  const std::string err = (dir.path() / "stderr").string();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(e, 2);
+    signal(SIGPIPE, SIG_DFL);
+    execl(TRAIN_A3C_BIN, TRAIN_A3C_BIN, "--outdir", dir.str().c_str(),
+          "--processes", "2", "--steps", "4000", "--eval-interval", "2000",
+          "--eval-n-runs", "1", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status)
+                                 << ": " << testing::ReadFile(err);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << testing::ReadFile(err);
+  std::vector<fs::path> runs;
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    if (e.is_directory()) runs.push_back(e.path());
+  }
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(LoadCheckpointDir((runs[0] / "4000_finish").string()).global_step(),
+            4000);
+  EXPECT_GE(testing::ReadLines(runs[0] / "scores.txt").size(), 3u);
+}
+
 TEST(TrainerFaultTest, TwoTrainersAreNeverInOneRunFolder) {
   TempDir dir("two_resumes");
   Spawned first({"--outdir", dir.str(), "--processes", "1", "--steps", "2000",
