@@ -31,7 +31,18 @@ __all__ = ["VectorEnv", "Space", "Discrete", "Box", "MultiDiscrete",
 Space = _native.Space
 
 
-class Discrete:
+class _Space:
+    """What every space below shares: its generator (seed) and `in`."""
+
+    def seed(self, seed=None):
+        self.np_random = np.random.default_rng(seed)
+        return [seed]
+
+    def __contains__(self, x):
+        return self.contains(x)
+
+
+class Discrete(_Space):
     """Gymnasium's Discrete(n) by its attributes: n, shape (), dtype int64,
     sample(mask=None), seed(seed), contains(x); kind "discrete" and
     action_mask (the number of trailing observation elements that are a
@@ -45,10 +56,6 @@ class Discrete:
         self.dtype = np.dtype(np.int64)
         self.action_mask = int(action_mask)
         self.seed(seed)
-
-    def seed(self, seed=None):
-        self.np_random = np.random.default_rng(seed)
-        return [seed]
 
     def sample(self, mask=None):
         """A uniform action; with mask (int8/bool [n], 1 = allowed), a
@@ -66,14 +73,11 @@ class Discrete:
         return (a.shape == () and np.issubdtype(a.dtype, np.integer)
                 and 0 <= int(a) < self.n)
 
-    def __contains__(self, x):
-        return self.contains(x)
-
     def __repr__(self):
         return "Discrete(%d)" % self.n
 
 
-class MultiDiscrete:
+class MultiDiscrete(_Space):
     """A batch of Discrete actions, as Gymnasium batches them: nvec, shape
     (len(nvec),), dtype int64, sample(), seed(), contains()."""
 
@@ -83,10 +87,6 @@ class MultiDiscrete:
         self.dtype = np.dtype(np.int64)
         self.seed(seed)
 
-    def seed(self, seed=None):
-        self.np_random = np.random.default_rng(seed)
-        return [seed]
-
     def sample(self):
         return self.np_random.integers(self.nvec).astype(np.int64)
 
@@ -95,14 +95,11 @@ class MultiDiscrete:
         return (a.shape == self.shape and np.issubdtype(a.dtype, np.integer)
                 and bool(((a >= 0) & (a < self.nvec)).all()))
 
-    def __contains__(self, x):
-        return self.contains(x)
-
     def __repr__(self):
         return "MultiDiscrete(%s)" % self.nvec.tolist()
 
 
-class Box:
+class Box(_Space):
     """Gymnasium's Box by its attributes: low, high (float32 arrays of
     shape), shape, dtype float32, sample(), seed(), contains(); kind "box"
     and action_mask as asyncrl's Space has them. sample() draws as
@@ -127,10 +124,6 @@ class Box:
             return np.full(self.shape, b[0], dtype=np.float32)
         return b.reshape(self.shape).copy()
 
-    def seed(self, seed=None):
-        self.np_random = np.random.default_rng(seed)
-        return [seed]
-
     def sample(self):
         low, high = self.low.astype(np.float64), self.high.astype(np.float64)
         out = np.empty(self.shape, dtype=np.float64)
@@ -147,9 +140,6 @@ class Box:
         a = np.asarray(x, dtype=np.float32)
         return (a.shape == self.shape
                 and bool(((a >= self.low) & (a <= self.high)).all()))
-
-    def __contains__(self, x):
-        return self.contains(x)
 
     def __repr__(self):
         return "Box(shape=%s)" % (self.shape,)
@@ -493,11 +483,10 @@ class Policy:
     def act(self, obs):
         torch = self._torch
         x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32))
-        single = x.numel() == self.observation_size
+        # One observation ([D], or an image's [C, H, W]) is a batch of one.
+        single = x.numel() == self.observation_size and x.dim() in (1, 3)
         if single:
-            x = x.reshape(1, -1)
-        elif x.dim() != 4:
-            x = x.reshape(x.shape[0], -1)
+            x = x.unsqueeze(0)
         with torch.no_grad():
             if self.state_size > 0:
                 if self._state is None or self._state.shape[0] != x.shape[0]:

@@ -446,10 +446,8 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
     applied.push_back("--beta " + FormatValue(f.agent.beta));
   }
   if (!applied.empty()) {
-    std::string list;
-    for (const std::string& a : applied) list += (list.empty() ? "" : ", ") + a;
     f.defaults_note =
-        "environment defaults: " + list + " (" + f.env + ": " +
+        "environment defaults: " + JoinNames(applied) + " (" + f.env + ": " +
         (family.family.empty()
              ? std::string("an environment of no built-in family, so its "
                            "rewards are unscaled")

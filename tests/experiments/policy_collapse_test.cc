@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -158,6 +159,7 @@ class PolicyCollapseExtensionTest : public ::testing::Test {
     options.collapse_entropy = fraction;
     options.stop_on_collapse = stop;
     options.config = {{"lr", "0.002"}, {"beta", "0.01"}};
+    for (const auto& [key, value] : extra_config_) options.config[key] = value;
     extension_.Configure(options, probe);
     region_ = std::make_unique<SharedRegion>(1, 1, std::vector<size_t>{0});
     RunInfo run;
@@ -204,6 +206,8 @@ class PolicyCollapseExtensionTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  // Recorded options beside lr and beta, set before Place.
+  std::map<std::string, std::string> extra_config_;
   PolicyCollapseExtension extension_;
   std::unique_ptr<SharedRegion> region_;
 };
@@ -237,6 +241,32 @@ TEST_F(PolicyCollapseExtensionTest, NamesTheCollapseOnceWithCausesAndANote) {
   ASSERT_EQ(end.notes.size(), 1u);
   EXPECT_NE(end.notes[0].find("the policy collapsed at step 5000"),
             std::string::npos);
+}
+
+// The step-size remedies for many workers are suggested only to a run that
+// turned them off.
+TEST_F(PolicyCollapseExtensionTest, KeepsQuietAboutStepRemediesARunHas) {
+  extra_config_ = {{"lr-warmup-updates", "500"}, {"lag-tolerance", "8"}};
+  PlaceAndStart();
+  AppendCollapsedRun();
+  Read();
+  ASSERT_TRUE(extension_.collapsed());
+  EXPECT_EQ(extension_.message().find("--lr-warmup-updates"), std::string::npos)
+      << extension_.message();
+  EXPECT_EQ(extension_.message().find("--lag-tolerance"), std::string::npos)
+      << extension_.message();
+}
+
+TEST_F(PolicyCollapseExtensionTest, SuggestsTheStepRemediesToARunWithout) {
+  extra_config_ = {{"lr-warmup-updates", "0"}, {"lag-tolerance", "0"}};
+  PlaceAndStart();
+  AppendCollapsedRun();
+  Read();
+  ASSERT_TRUE(extension_.collapsed());
+  for (const char* part : {"--lr-warmup-updates 500", "--lag-tolerance 8"}) {
+    EXPECT_NE(extension_.message().find(part), std::string::npos)
+        << part << " in: " << extension_.message();
+  }
 }
 
 TEST_F(PolicyCollapseExtensionTest, StopOnCollapseEndsTheRunWithStatusThree) {

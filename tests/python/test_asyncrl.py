@@ -309,6 +309,20 @@ class RunTest(unittest.TestCase):
             asyncrl.export(result.run, os.path.join(self.dir, "no", "p.pt"))
         self.assertIn("--export", str(raised.exception))
 
+    def test_an_image_policy_acts_on_one_observation_and_a_batch(self):
+        result = asyncrl.train(env="MinAtar/Breakout", processes=1,
+                               steps=400, eval_interval=0, outdir=self.dir,
+                               quiet=True)
+        self.assertEqual(result.returncode, 0, result.output)
+        policy = asyncrl.load_policy(
+            asyncrl.export(result.run, os.path.join(self.dir, "b.pt")))
+        env = asyncrl.make_vec("MinAtar/Breakout", num_envs=2)
+        obs, _ = env.reset(seed=0)
+        self.assertEqual(policy.act(obs).shape, (2,))
+        one = policy.act(obs[0])  # [4, 10, 10], not flattened.
+        self.assertEqual(np.shape(one), ())
+        self.assertIn(one, env.single_action_space)
+
     def test_a_bad_flag_returns_two_and_no_run(self):
         result = asyncrl.train(["--outdir", self.dir, "--processes", "0"])
         self.assertEqual(result.returncode, 2)
