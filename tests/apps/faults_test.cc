@@ -18,8 +18,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "../experiments/test_helpers.h"
+#include "../experiments/test_basics.h"
 #include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/platform/process_group.h"
 #include "asyncrl/misc/tensorboard.h"
 #include "spawned.h"
 #include "test_paths.h"

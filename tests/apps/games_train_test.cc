@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "../experiments/test_helpers.h"
+#include "../experiments/test_basics.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/tensorboard.h"
 #include "test_paths.h"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "../experiments/test_helpers.h"
+#include "../experiments/test_basics.h"
 #include "asyncrl/envs/registry.h"
 #include "test_paths.h"
 

@@ -16,7 +16,7 @@
 #include <set>
 #include <sstream>
 
-#include "../experiments/test_helpers.h"
+#include "../experiments/test_basics.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/json.h"
 #include "asyncrl/misc/tensorboard.h"

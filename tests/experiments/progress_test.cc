@@ -12,7 +12,7 @@
 
 #include "asyncrl/experiments/learning_curve.h"
 #include "asyncrl/experiments/metrics.h"
-#include "test_helpers.h"
+#include "test_basics.h"
 
 namespace asyncrl {
 namespace {

@@ -8,7 +8,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "test_helpers.h"
+#include "test_basics.h"
 
 namespace asyncrl {
 namespace {

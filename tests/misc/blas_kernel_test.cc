@@ -19,7 +19,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "../experiments/test_helpers.h"
+#include "../experiments/test_basics.h"
 #include "test_paths.h"
 
 namespace asyncrl {

@@ -13,7 +13,7 @@
 #include <fstream>
 #include <functional>
 
-#include "../experiments/test_helpers.h"
+#include "../experiments/test_basics.h"
 
 namespace asyncrl {
 namespace {

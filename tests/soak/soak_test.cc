@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "../apps/spawned.h"
-#include "../experiments/test_helpers.h"
+#include "../experiments/test_basics.h"
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/json.h"
 
