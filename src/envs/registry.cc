@@ -33,8 +33,38 @@ void EnvRegistry::Register(const std::string& name, Factory factory,
   }
 }
 
+void EnvRegistry::RegisterPrefix(const std::string& prefix,
+                                 const std::string& pattern,
+                                 NamedFactory factory) {
+  if (FindPrefix(prefix) != nullptr) {
+    throw std::logic_error("environment prefix '" + prefix +
+                           "' is already registered");
+  }
+  prefixes_.push_back(PrefixEntry{prefix, pattern, std::move(factory)});
+}
+
+const EnvRegistry::PrefixEntry* EnvRegistry::FindPrefix(
+    const std::string& name) const {
+  for (const PrefixEntry& entry : prefixes_) {
+    if (name.compare(0, entry.prefix.size(), entry.prefix) == 0) {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
 bool EnvRegistry::Contains(const std::string& name) const {
-  return entries_.count(name) > 0;
+  return entries_.count(name) > 0 || MatchesPrefix(name);
+}
+
+bool EnvRegistry::MatchesPrefix(const std::string& name) const {
+  return entries_.count(name) == 0 && FindPrefix(name) != nullptr;
+}
+
+std::string EnvRegistry::Accepted() const {
+  std::vector<std::string> names = Names();
+  for (const PrefixEntry& entry : prefixes_) names.push_back(entry.pattern);
+  return JoinNames(names);
 }
 
 TrainingDefaults EnvRegistry::Defaults(const std::string& name) const {
@@ -52,15 +82,18 @@ std::vector<std::string> EnvRegistry::Names() const {
 std::unique_ptr<Env> EnvRegistry::Make(const std::string& name,
                                        const EnvOptions& options) const {
   auto it = entries_.find(name);
-  if (it == entries_.end()) {
+  const PrefixEntry* prefix = it == entries_.end() ? FindPrefix(name) : nullptr;
+  if (it == entries_.end() && prefix == nullptr) {
     throw std::invalid_argument("unknown environment '" + name +
-                                "'; registered: " + JoinNames(Names()));
+                                "'; registered: " + Accepted());
   }
   options.Validate();
-  std::unique_ptr<Env> env = it->second.factory();
+  std::unique_ptr<Env> env =
+      prefix ? prefix->factory(name, options) : it->second.factory();
   const int64_t limit = options.max_episode_steps > 0
                             ? options.max_episode_steps
-                            : it->second.max_episode_steps;
+                        : prefix ? 0
+                                 : it->second.max_episode_steps;
   if (limit > 0) env = std::make_unique<TimeLimit>(std::move(env), limit);
   if (options.reward_scale != 1.0) {
     env = std::make_unique<RewardScale>(std::move(env), options.reward_scale);
@@ -91,7 +124,8 @@ void RegisterClassicControl(EnvRegistry& registry) {
 }
 
 TrainingDefaults TrainingDefaultsFor(const std::string& name, const Env& env) {
-  if (DefaultEnvRegistry().Contains(name)) {
+  if (DefaultEnvRegistry().Contains(name) &&
+      !DefaultEnvRegistry().MatchesPrefix(name)) {
     return DefaultEnvRegistry().Defaults(name);
   }
   if (FindSelfPlayEnv(const_cast<Env&>(env)) != nullptr) {

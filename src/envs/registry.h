@@ -21,6 +21,10 @@ struct EnvOptions {
   int64_t max_episode_steps = 0;
   // Multiplies rewards (1 = unchanged). Finite.
   double reward_scale = 1.0;
+  // Keyword arguments for a family that takes them (a JSON object's text,
+  // e.g. {"size": 8}; "" for none): a Python environment's factory gets
+  // them (--env-kwargs). Environments registered by name ignore it.
+  std::string kwargs;
 
   // Throws std::invalid_argument naming the bad field and its value.
   void Validate() const;
@@ -44,13 +48,29 @@ struct TrainingDefaults {
 class EnvRegistry {
  public:
   using Factory = std::function<std::unique_ptr<Env>()>;
+  // Builds the environment a whole name names (e.g.
+  // "python:MODULE:FACTORY"), with the options' kwargs.
+  using NamedFactory = std::function<std::unique_ptr<Env>(
+      const std::string& name, const EnvOptions& options)>;
 
   // Registers `name` with a factory of the unwrapped environment, its
   // default episode limit (0 = none) and its family's training defaults.
   // Throws if the name is taken.
   void Register(const std::string& name, Factory factory,
                 int64_t max_episode_steps, TrainingDefaults defaults = {});
+  // Registers every name that starts with `prefix` (e.g. "python:"): the
+  // factory gets the whole name; `pattern` is how the names are written
+  // (e.g. "python:MODULE:FACTORY"), listed with the registered names in
+  // messages. No episode limit of its own (--max-episode-len applies).
+  void RegisterPrefix(const std::string& prefix, const std::string& pattern,
+                      NamedFactory factory);
+  // A registered name, or one a registered prefix takes.
   bool Contains(const std::string& name) const;
+  // Whether a registered prefix takes `name`.
+  bool MatchesPrefix(const std::string& name) const;
+  // The registered names, then the prefixes' patterns: what messages list
+  // as accepted.
+  std::string Accepted() const;
   // The training defaults `name` was registered with ({} if unknown).
   TrainingDefaults Defaults(const std::string& name) const;
   std::vector<std::string> Names() const;
@@ -65,6 +85,13 @@ class EnvRegistry {
     TrainingDefaults defaults;
   };
   std::map<std::string, Entry> entries_;
+  struct PrefixEntry {
+    std::string prefix;
+    std::string pattern;
+    NamedFactory factory;
+  };
+  std::vector<PrefixEntry> prefixes_;
+  const PrefixEntry* FindPrefix(const std::string& name) const;
 };
 
 // Classic control's: rewards multiplied by 0.01, as the reference's gym

@@ -256,7 +256,13 @@ po::options_description RunOwnFlags(RunFlags& f, Extras& x) {
       "version", "print the version and exit")(
       "config", po::value(&x.config_file),
       "read 'key = value' lines (flag names without --) from FILE; the command "
-      "line wins")("env", Value(&f.env, f.env), "environment name")(
+      "line wins")("env", Value(&f.env, f.env),
+                   "environment name: a built-in one, a program's own, or "
+                   "python:MODULE:FACTORY (a Python environment, "
+                   "docs/own-environment.md)")(
+      "env-kwargs", Value(&f.env_kwargs, f.env_kwargs),
+      "keyword arguments for --env's factory, a JSON object (e.g. "
+      "'{\"size\": 8}'; python:MODULE:FACTORY only)")(
       "env-param", po::value(&f.env_param_args),
       "set a parameter of the environment: NAME=VALUE, repeatable or "
       "comma-separated (train and evaluation environments; the names and "
@@ -388,8 +394,37 @@ std::unique_ptr<Env> ProbeEnvironment(const FlagContext& context, RunFlags& f) {
     Require(env != nullptr, "env", f.env, "an environment the program knows");
   } else {
     Require(DefaultEnvRegistry().Contains(f.env), "env", f.env,
-            JoinNames(DefaultEnvRegistry().Names()));
-    env = MakeEnv(f.env);
+            DefaultEnvRegistry().Accepted());
+    const bool prefixed = DefaultEnvRegistry().MatchesPrefix(f.env);
+    if (!f.env_kwargs.empty()) {
+      Require(prefixed, "env-kwargs", f.env_kwargs,
+              "nothing for " + f.env +
+                  " (keyword arguments are for python:MODULE:FACTORY)");
+      bool object = false;
+      try {
+        object = Json::Parse(f.env_kwargs).IsObject();
+      } catch (const std::exception&) {
+      }
+      Require(object, "env-kwargs", f.env_kwargs,
+              "a JSON object of keyword arguments, e.g. '{\"size\": 8}'");
+    }
+    EnvOptions options;
+    options.kwargs = f.env_kwargs;
+    try {
+      env = MakeEnv(f.env, options);
+    } catch (const InvalidOption& e) {
+      throw;
+    } catch (const std::invalid_argument& e) {
+      // A Python environment's message starts with its name, which the
+      // line already shows.
+      std::string why = e.what();
+      if (why.rfind(f.env + ": ", 0) == 0) why = why.substr(f.env.size() + 2);
+      Require(false, "env", f.env,
+              prefixed ? "python:MODULE:FACTORY that builds an environment "
+                         "asyncrl can train (here: " +
+                             why + ")"
+                       : why);
+    }
   }
   ParseEnvParams(*env, &f);
   if (f.scale_observations) {

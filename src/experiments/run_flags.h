@@ -39,6 +39,9 @@ struct RunFlags {
   std::string algorithm = "a3c";
   PPOOptions ppo;
   std::string env = "CartPole-v1";
+  // --env-kwargs: keyword arguments for an environment that takes them (a
+  // JSON object; python:MODULE:FACTORY's factory gets them), "" for none.
+  std::string env_kwargs;
   // --env-param NAME=VALUE (repeatable, or comma-separated): parameters of
   // every environment of the run (envs/env.h), checked against --env's
   // declarations; in the order given, a later one overriding an earlier.

@@ -19,6 +19,7 @@
 #include "asyncrl/experiments/evaluator.h"
 #include "asyncrl/experiments/hosts/hosts_extension.h"
 #include "asyncrl/experiments/policy_collapse.h"
+#include "asyncrl/experiments/python_env/python_env.h"
 #include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/experiments/self_play/self_play.h"
 #include "asyncrl/experiments/self_play/self_play_extension.h"
@@ -40,6 +41,7 @@ std::unique_ptr<Env> DefaultEnv(const EnvContext& context) {
   EnvOptions options;
   options.max_episode_steps = context.max_episode_len;
   options.reward_scale = context.reward_scale;
+  options.kwargs = context.env_kwargs;
   return MakeEnv(context.env, options);
 }
 
@@ -81,6 +83,7 @@ class TrainerRun {
     return [this, fault](int idx, bool test) {
       EnvContext context;
       context.env = f_.env;
+      context.env_kwargs = f_.env_kwargs;
       context.process_idx = idx;
       context.test = test;
       context.reward_scale = test ? 1.0 : f_.reward_scale_factor;
@@ -458,6 +461,7 @@ int Run(int argc, const char* const* argv, const TrainerPlugins& plugins) {
   // A file-size limit (ulimit -f) must fail a write with EFBIG, reported
   // and cleaned up like a full disk, not kill the program silently.
   signal(SIGXFSZ, SIG_IGN);
+  RegisterPythonEnvironments(DefaultEnvRegistry());
   FlagContext context;
   context.program = plugins.program;
   context.a3c_agent = !plugins.make_agent;

@@ -34,6 +34,7 @@ namespace asyncrl {
 // the run's settings for training environments.
 struct EnvContext {
   std::string env;              // --env.
+  std::string env_kwargs;       // --env-kwargs (a JSON object, or "").
   int process_idx = 0;          // Worker index (0 for probes and --demo).
   bool test = false;            // An evaluation environment.
   double reward_scale = 1.0;    // --reward-scale-factor for training, else 1.

@@ -1,0 +1,81 @@
+"""Environments that break asyncrl's rules, one way each (tests/apps/
+python_env_train_test.cc). Built on examples/python_env/cartpole.py."""
+
+from cartpole import Box, CartPole, Discrete
+
+
+class OldGymStep(CartPole):
+    """gym 0.21's step: (observation, reward, done, info)."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, reward, terminated or truncated, info
+
+
+class DictSpace:
+    def __init__(self):
+        self.spaces = {"a": Discrete(2)}
+
+
+class DictObservation(CartPole):
+    def __init__(self):
+        super().__init__()
+        self.observation_space = DictSpace()
+
+
+class WrongShape(CartPole):
+    """Three values where the space says four, from the 7th step on."""
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        if self.steps >= 7:
+            obs = obs[:3]
+        return obs, reward, terminated, truncated, info
+
+
+_steps_in_this_process = 0
+
+
+class RaisesInStep(CartPole):
+    """Raises at the 300th step of a process (every worker's)."""
+
+    def step(self, action):
+        global _steps_in_this_process
+        _steps_in_this_process += 1
+        if _steps_in_this_process == 300:
+            raise ValueError("the cart fell off the table")
+        return super().step(action)
+
+
+def raises_in_factory():
+    raise RuntimeError("no such track")
+
+
+def returns_none():
+    return None
+
+
+class NoReset:
+    observation_space = Box([0.0], [1.0], (1,))
+    action_space = Discrete(2)
+
+    def step(self, action):
+        return [0.0], 0.0, False, False, {}
+
+
+class Sized(CartPole):
+    """A factory with keyword arguments (--env-kwargs)."""
+
+    def __init__(self, max_steps=500, extra_dims=0):
+        super().__init__(max_steps=max_steps)
+        n = 4 + extra_dims
+        self.observation_space = Box([-1e30] * n, [1e30] * n, (n,))
+        self.extra_dims = extra_dims
+
+    def reset(self, seed=None, options=None):
+        obs, info = super().reset(seed=seed)
+        return obs + [0.0] * self.extra_dims, info
+
+    def step(self, action):
+        obs, r, te, tr, info = super().step(action)
+        return obs + [0.0] * self.extra_dims, r, te, tr, info
