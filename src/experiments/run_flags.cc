@@ -260,7 +260,7 @@ po::options_description RunOwnFlags(RunFlags& f, Extras& x) {
                    "environment name: a built-in one, a program's own, or "
                    "python:MODULE:FACTORY (a Python environment, "
                    "docs/own-environment.md)")(
-      "env-kwargs", Value(&f.env_kwargs, f.env_kwargs),
+      "env-kwargs", po::value(&f.env_kwargs),
       "keyword arguments for --env's factory, a JSON object (e.g. "
       "'{\"size\": 8}'; python:MODULE:FACTORY only)")(
       "env-param", po::value(&f.env_param_args),

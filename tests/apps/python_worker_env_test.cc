@@ -1,0 +1,171 @@
+// train_a3c --env python:MODULE:FACTORY: a Python environment stepped in
+// the workers (experiments/python_env/python_env.h). The environments are
+// examples/python_env/cartpole.py and tests/python_envs/bad_envs.py (one
+// broken rule each).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "../experiments/test_basics.h"
+#include "asyncrl/misc/checkpoint.h"
+#include "test_paths.h"
+
+namespace asyncrl {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Exec;
+using testing::ProcessRun;
+using testing::TempDir;
+
+// train_a3c run from the test environments' folder, with the example's
+// folder on PYTHONPATH, writing under `out`.
+ProcessRun Train(const TempDir& out, const std::string& args) {
+  const std::string source = testing::paths::kSourceDir;
+  return Exec("cd " + source +
+                  "/tests/python_envs && env PYTHONPATH=" + source +
+                  "/examples/python_env " + testing::paths::kTrainA3cBin,
+              "--outdir " + out.str() + "/runs --quiet " + args);
+}
+
+std::vector<fs::path> Runs(const TempDir& out) {
+  std::vector<fs::path> runs;
+  if (!fs::exists(out.path() / "runs")) return runs;
+  for (const auto& e : fs::directory_iterator(out.path() / "runs")) {
+    runs.push_back(e.path());
+  }
+  return runs;
+}
+
+// The lines of `output` that name `text`.
+int CountLines(const std::string& output, const std::string& text) {
+  int n = 0;
+  for (const std::string& line : testing::Split(output, '\n')) {
+    n += line.find(text) != std::string::npos;
+  }
+  return n;
+}
+
+TEST(PythonWorkerEnvTest, TrainsAndRecordsTheEnvironmentAndItsKwargs) {
+  TempDir out("pyenv_train");
+  const ProcessRun run =
+      Train(out,
+            "--env python:bad_envs:Sized --env-kwargs '{\"extra_dims\": 2}' "
+            "--processes 2 --steps 4000 --eval-interval 2000 "
+            "--eval-n-runs 2 --env-param length=0.7");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const std::vector<fs::path> runs = Runs(out);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(testing::RecordedOption(runs[0], "env"), "python:bad_envs:Sized");
+  EXPECT_EQ(testing::RecordedOption(runs[0], "env-kwargs"),
+            "{\"extra_dims\": 2}");
+  EXPECT_TRUE(fs::exists(runs[0] / "4000_finish")) << run.output;
+  // Evaluations ran in the workers' interpreters (rows after the header).
+  EXPECT_GE(testing::ReadLines(runs[0] / "scores.txt").size(), 3u);
+  // An environment of no family: rewards unscaled, and said.
+  EXPECT_NE(run.output.find("--reward-scale-factor 1"), std::string::npos)
+      << run.output;
+}
+
+TEST(PythonWorkerEnvTest, ResumesByImportingTheEnvironmentAgain) {
+  TempDir out("pyenv_resume");
+  const ProcessRun first =
+      Train(out,
+            "--env python:cartpole:CartPole --processes 2 --steps 2000 "
+            "--eval-interval 0");
+  ASSERT_EQ(first.status, 0) << first.output;
+  const fs::path run = Runs(out).at(0);
+  const ProcessRun resumed = Train(
+      out, "--resume " + (run / "2000_finish").string() + " --steps 4000");
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  int finished = 0;
+  for (const fs::path& r : Runs(out)) finished += fs::exists(r / "4000_finish");
+  EXPECT_EQ(finished, 1) << resumed.output;
+}
+
+// Each refusal: exit 2, one line naming the flag, the value and what is
+// accepted, nothing created.
+TEST(PythonWorkerEnvTest, RefusalsAreOneLineAndCreateNothing) {
+  struct Case {
+    std::string args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"--env python:bad_envs", "is not python:MODULE:FACTORY"},
+      {"--env python:no_such_module:Env", "no module named 'no_such_module'"},
+      {"--env python:bad_envs:Nope", "bad_envs has no attribute 'Nope'"},
+      {"--env python:bad_envs:raises_in_factory",
+       "raises_in_factory() raised RuntimeError: no such track"},
+      {"--env python:bad_envs:returns_none", "returned None"},
+      {"--env python:bad_envs:NoReset", "has no reset() method"},
+      {"--env python:bad_envs:DictObservation",
+       "asyncrl trains Box (shape, low, high) and Discrete (n) spaces"},
+      {"--env python:bad_envs:Sized --env-kwargs '[1]'",
+       "--env-kwargs=[1] is invalid; accepted: a JSON object"},
+      {"--env python:bad_envs:Sized --env-kwargs '{\"nope\": 1}'",
+       "unexpected keyword argument 'nope'"},
+      {"--env CartPole-v1 --env-kwargs '{}'",
+       "keyword arguments are for python:MODULE:FACTORY"},
+      {"--env python:cartpole:CartPole --env-param length=7",
+       "--env-param=length=7 is invalid; accepted: length=VALUE with VALUE "
+       "in [0.1, 2]"},
+  };
+  for (const Case& c : cases) {
+    TempDir out("pyenv_refused");
+    const ProcessRun run = Train(out, c.args + " --steps 100");
+    EXPECT_EQ(run.status, 2) << c.args << "\n" << run.output;
+    EXPECT_EQ(CountLines(run.output, "train_a3c: "), 1) << c.args << "\n"
+                                                        << run.output;
+    EXPECT_NE(run.output.find(c.says), std::string::npos) << c.args << "\n"
+                                                          << run.output;
+    EXPECT_FALSE(fs::exists(out.path() / "runs")) << c.args;
+  }
+}
+
+// A rule broken while training (a gym-0.21 step, an observation of the
+// wrong shape) or an exception raised by the environment stops the run as
+// any worker failure: exit 1, the line, a loadable _except/.
+TEST(PythonWorkerEnvTest, AnEnvironmentThatFailsWhileTrainingStopsTheRun) {
+  struct Case {
+    std::string env;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"RaisesInStep",
+       "python:bad_envs:RaisesInStep: step() raised ValueError: the cart "
+       "fell off the table"},
+      {"OldGymStep", "step() returned 4 values (gym 0.21's"},
+      {"WrongShape",
+       "step() at step 7 of an episode returned an observation whose "
+       "dimension 0 has 3 values; observation_space has shape [4]"},
+  };
+  for (const Case& c : cases) {
+    TempDir out("pyenv_fails");
+    const ProcessRun run = Train(out, "--env python:bad_envs:" + c.env +
+                                          " --processes 2 --steps 100000");
+    EXPECT_EQ(run.status, 1) << c.env << "\n" << run.output;
+    EXPECT_NE(run.output.find(c.says), std::string::npos) << c.env << "\n"
+                                                          << run.output;
+    const size_t at = run.output.find("train_a3c: saved ");
+    ASSERT_NE(at, std::string::npos) << run.output;
+    const std::string dir =
+        run.output.substr(at + 17, run.output.find('\n', at) - at - 17);
+    EXPECT_NE(dir.find("_except"), std::string::npos) << dir;
+    EXPECT_NO_THROW(LoadCheckpointDir(dir)) << dir;
+  }
+  // The exception's traceback is on the worker's stderr.
+  TempDir out("pyenv_traceback");
+  const ProcessRun run =
+      Train(out,
+            "--env python:bad_envs:RaisesInStep --processes 1 "
+            "--steps 100000");
+  EXPECT_NE(run.output.find("Traceback (most recent call last):"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("bad_envs.py"), std::string::npos) << run.output;
+}
+
+}  // namespace
+}  // namespace asyncrl
