@@ -343,6 +343,9 @@ def _flags(options):
             continue
         if value is True:
             flags.append(name)
+        elif isinstance(value, dict):
+            import json
+            flags.append("%s=%s" % (name, json.dumps(value)))
         elif isinstance(value, (list, tuple)):
             flags.append("%s=%s" % (name, ",".join(str(v) for v in value)))
         else:
@@ -350,13 +353,46 @@ def _flags(options):
     return flags
 
 
+def _env_flag(env):
+    """--env for train's env=: a built-in name as it is; "module:factory"
+    (or "python:module:factory") a Python environment the workers import;
+    a class or function importable by name as its "module:qualname"."""
+    if callable(env):
+        module = getattr(env, "__module__", None)
+        qualname = getattr(env, "__qualname__", "")
+        if (not module or module == "__main__" or "<lambda>" in qualname
+                or "<locals>" in qualname):
+            raise ValueError(
+                "env=%r cannot be imported by the workers (each imports it "
+                "by name in its own Python): define it at the top level of "
+                "a module and pass env='module:attr' or the class or "
+                "function itself" % (env,))
+        return "python:%s:%s" % (module, qualname)
+    env = str(env)
+    if ":" in env and not env.startswith("python:"):
+        return "python:" + env
+    return env
+
+
+def _python_path():
+    """PYTHONPATH for the trainer's workers: this interpreter's sys.path
+    (the current folder for ''), then what was set."""
+    paths = [p or os.getcwd() for p in sys.path]
+    if os.environ.get("PYTHONPATH"):
+        paths.append(os.environ["PYTHONPATH"])
+    return os.pathsep.join(paths)
+
+
 def train(args=(), echo=False, train_a3c=None, **options):
     """Runs train_a3c with `args` (a list of its flags, e.g.
     ["--env", "CartPole-v1", "--successful-score", "475"]) and the keyword
     options (env="CartPole-v1", algorithm="ppo", lr=7e-4, steps=200000,
     successful_score=475: each flag by its name with _ for -, a list
-    comma-separated, True for a switch) and returns a TrainResult when it
-    ends. A separate process: the trainer forks its
+    comma-separated, a dict as JSON, True for a switch) and returns a
+    TrainResult when it ends. env= is also your own Python environment:
+    "module:factory", or the class or function itself if it is importable by
+    name (env_kwargs={...} are its keyword arguments); each worker imports it
+    in its own interpreter, with this process's sys.path. A separate process: the trainer forks its
     workers, which a Python process with threads must not. echo=True also
     prints its output as it comes. train_a3c: another binary (default: the
     one built or installed with this package, or $ASYNCRL_TRAIN_A3C).
@@ -368,8 +404,12 @@ def train(args=(), echo=False, train_a3c=None, **options):
     binary = _binary(train_a3c)
     if isinstance(args, str):
         raise TypeError("args must be a list of flags, not a string")
+    if "env" in options:
+        options["env"] = _env_flag(options["env"])
+    environment = dict(os.environ, PYTHONPATH=_python_path())
     process = subprocess.Popen([binary] + [str(a) for a in args] +
                                _flags(options),
+                               env=environment,
                                stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True,
                                errors="replace", process_group=0,
@@ -407,6 +447,7 @@ def train(args=(), echo=False, train_a3c=None, **options):
                 # A second one: as a second Ctrl-C to train_a3c, the
                 # workers stop at once (still nothing half-written).
                 process.send_signal(signal.SIGINT)
+        process.stdout.close()
         raise TrainInterrupted(result()) from None
     except BaseException:
         # Anything else (echo's stdout closed...): the run is stopped as
@@ -416,6 +457,7 @@ def train(args=(), echo=False, train_a3c=None, **options):
         process.stdout.close()
         process.wait()
         raise
+    process.stdout.close()
     return result()
 
 

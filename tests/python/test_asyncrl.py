@@ -237,6 +237,35 @@ class RunTest(unittest.TestCase):
         self.assertGreaterEqual(checkpoint["best_score"], 475)
         self.assertIn("pi.0.weight", checkpoint["parameters"])
 
+    def test_train_takes_a_python_environment_by_name_or_as_a_class(self):
+        sys.path.insert(0, os.path.join(SOURCE, "examples", "python_env"))
+        try:
+            import cartpole
+            for env in ("cartpole:CartPole", cartpole.CartPole):
+                result = asyncrl.train(
+                    env=env, env_kwargs={"max_steps": 200}, processes=2,
+                    steps=3000, eval_interval=1000, eval_n_runs=2,
+                    outdir=self.dir, quiet=True)
+                self.assertEqual(result.returncode, 0, result.output)
+                checkpoint = asyncrl.read_checkpoint(
+                    os.path.join(result.run, "3000_finish"))
+                self.assertEqual(checkpoint["env"],
+                                 "python:cartpole:CartPole")
+                self.assertEqual(checkpoint["config"]["env-kwargs"],
+                                 '{"max_steps": 200}')
+        finally:
+            sys.path.remove(os.path.join(SOURCE, "examples", "python_env"))
+
+    def test_train_refuses_an_environment_the_workers_cannot_import(self):
+        def local_env():
+            return None
+        for env in (lambda: None, local_env):
+            with self.assertRaises(ValueError) as raised:
+                asyncrl.train(env=env, outdir=self.dir)
+            self.assertIn("cannot be imported by the workers",
+                          str(raised.exception))
+        self.assertEqual(os.listdir(self.dir), [])
+
     def test_ctrl_c_stops_the_run_as_train_a3c_does(self):
         # A Python program training, interrupted as Ctrl-C interrupts it.
         script = (
