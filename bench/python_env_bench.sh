@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# What training a Python environment costs beyond the environment itself:
+# examples/python_env/cartpole.py (pure Python) stepped
+#   (a) in a tight Python loop, one process per core, random actions: the
+#       environment's own steps/s, summed over the processes;
+#   (b) by train_a3c --env python:cartpole:CartPole, one worker per core,
+#       16 copies per worker (--envs-per-process 16), A3C's default network:
+#       training steps/s = steps / wall time of the whole run (start-up,
+#       evaluation off).
+# Prints both and their ratio (goal: >= 0.5).
+# Usage: bench/python_env_bench.sh [PROCESSES] [TRAIN_STEPS] [LOOP_STEPS]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+processes=${1:-2}
+train_steps=${2:-2000000}
+loop_steps=${3:-2000000}
+train_a3c=${ASYNCRL_TRAIN_A3C:-$root/build/apps/train_a3c}
+python=${ASYNCRL_PYTHON:-/usr/bin/python3}
+export PYTHONPATH=$root/examples/python_env${PYTHONPATH:+:$PYTHONPATH}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
+loop='
+import random, sys, time, cartpole
+n = int(sys.argv[1])
+env = cartpole.CartPole()
+env.reset(seed=int(sys.argv[2]))
+rng = random.Random(int(sys.argv[2]))
+start = time.perf_counter()
+for _ in range(n):
+    obs, reward, terminated, truncated, info = env.step(rng.randrange(2))
+    if terminated or truncated:
+        env.reset()
+print(n / (time.perf_counter() - start))
+'
+for i in $(seq "$processes"); do
+  "$python" -c "$loop" "$loop_steps" "$i" > "$work/loop_$i" &
+done
+wait
+env_rate=$(cat "$work"/loop_* | awk '{s += $1} END {printf "%.0f", s}')
+echo "environment alone: $env_rate steps/s ($processes processes x $loop_steps steps)"
+
+start=$(date +%s.%N)
+"$train_a3c" --env python:cartpole:CartPole --processes "$processes" \
+  --envs-per-process 16 --steps "$train_steps" --eval-interval 0 \
+  --outdir "$work/runs" --quiet > "$work/train.log" 2>&1 ||
+  { cat "$work/train.log"; exit 1; }
+end=$(date +%s.%N)
+train_rate=$(awk -v s="$start" -v e="$end" -v n="$train_steps" \
+  'BEGIN {printf "%.0f", n / (e - s)}')
+echo "training: $train_rate steps/s ($train_steps steps, $processes workers x 16 environments, $(awk -v s="$start" -v e="$end" 'BEGIN {printf "%.2f", e - s}') s)"
+awk -v t="$train_rate" -v e="$env_rate" \
+  'BEGIN {printf "ratio: %.2f (training / environment alone)\n", t / e}'
