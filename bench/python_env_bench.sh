@@ -7,13 +7,16 @@
 #       16 copies per worker (--envs-per-process 16), A3C's default network:
 #       training steps/s = steps / wall time of the whole run (start-up,
 #       evaluation off).
-# Prints both and their ratio (goal: >= 0.5).
+# Prints both, their ratio, and train_a3c's time split (the environment's
+# share in the workers vs the agent's).
 # Usage: bench/python_env_bench.sh [PROCESSES] [TRAIN_STEPS] [LOOP_STEPS]
+#                                  [train_a3c flags, e.g. --hidden-sizes 32]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 processes=${1:-2}
 train_steps=${2:-2000000}
 loop_steps=${3:-2000000}
+shift $(($# < 3 ? $# : 3))
 train_a3c=${ASYNCRL_TRAIN_A3C:-$root/build/apps/train_a3c}
 python=${ASYNCRL_PYTHON:-/usr/bin/python3}
 export PYTHONPATH=$root/examples/python_env${PYTHONPATH:+:$PYTHONPATH}
@@ -44,11 +47,12 @@ echo "environment alone: $env_rate steps/s ($processes processes x $loop_steps s
 start=$(date +%s.%N)
 "$train_a3c" --env python:cartpole:CartPole --processes "$processes" \
   --envs-per-process 16 --steps "$train_steps" --eval-interval 0 \
-  --outdir "$work/runs" --quiet > "$work/train.log" 2>&1 ||
+  --outdir "$work/runs" "$@" > "$work/train.log" 2>&1 ||
   { cat "$work/train.log"; exit 1; }
 end=$(date +%s.%N)
 train_rate=$(awk -v s="$start" -v e="$end" -v n="$train_steps" \
   'BEGIN {printf "%.0f", n / (e - s)}')
-echo "training: $train_rate steps/s ($train_steps steps, $processes workers x 16 environments, $(awk -v s="$start" -v e="$end" 'BEGIN {printf "%.2f", e - s}') s)"
+echo "training: $train_rate steps/s ($train_steps steps, $processes workers x 16 environments, $(awk -v s="$start" -v e="$end" 'BEGIN {printf "%.2f", e - s}') s${*:+, $*})"
+grep -E '^(  agent|  env_step) ' "$work/train.log" | sed 's/^ */  workers: /' 
 awk -v t="$train_rate" -v e="$env_rate" \
   'BEGIN {printf "ratio: %.2f (training / environment alone)\n", t / e}'
