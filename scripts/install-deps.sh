@@ -16,7 +16,8 @@ packages=(
   libgoogle-perftools-dev google-perftools   # --profile, google-pprof
   clang libclang-rt-14-dev                   # fuzzers and sanitizers (scripts/fuzz.sh)
   python3-torch python3-onnx   # exported policies in Python, scripts/export_onnx.py
-  pybind11-dev python3-dev     # the Python module (python/)
+  pybind11-dev python3-dev     # the Python module (python/), Python environments in the workers
+  python3-venv python3-pip python3-setuptools python3-wheel  # pip install . (pyproject.toml)
 )
 
 missing=()
