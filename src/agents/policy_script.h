@@ -96,9 +96,15 @@ struct ExportOptions {
 torch::jit::Module ExportPolicy(ActorCriticAgent& agent,
                                 const ExportOptions& options);
 
-// Saves `module` to `path` through a temporary file in the same folder
-// renamed over it (an existing file is replaced whole or left as it was).
-// Throws std::runtime_error naming the path when it cannot be written.
+// Saves `module` to `path`: serialized in memory first, then written to a
+// temporary file in the same folder (a short name, whatever the length of
+// `path`'s) that is renamed over it, with SIGINT, SIGTERM and SIGHUP held
+// back until the file is complete or removed. An existing file is replaced
+// whole or left as it was; a symbolic link is followed (the file it names
+// is replaced, the link stays). Throws std::runtime_error "cannot write
+// PATH: why" for a target misc/output_file.h's OutputFileProblem refuses
+// and when it cannot be written (a full disk, EFBIG); no temporary file
+// stays.
 void SaveScriptModule(const torch::jit::Module& module,
                       const std::string& path);
 

@@ -28,6 +28,7 @@
 #include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/config_file.h"
 #include "asyncrl/misc/json.h"
+#include "asyncrl/misc/output_file.h"
 #include "asyncrl/misc/seeding.h"
 #include "asyncrl/misc/strings.h"
 #include "asyncrl/misc/validate.h"
@@ -585,17 +586,15 @@ void CheckRunInputs(const po::variables_map& vm, Env& env, RunFlags& f) {
   }
   Require(!f.demo || !t.load.empty(), "demo", "true",
           "only with --load DIR (the agent to evaluate)");
-  if (!f.export_file.empty()) {
+  if (vm.count("export")) {
+    Require(!f.export_file.empty(), "export", "''",
+            "a file name in an existing folder");
     Require(!t.load.empty(), "export", f.export_file,
             "only with --load DIR (the agent to export)");
     Require(!f.demo, "export", f.export_file, "not with --demo");
-    const std::filesystem::path file(f.export_file);
-    const std::filesystem::path folder =
-        file.has_parent_path() ? file.parent_path() : ".";
-    std::error_code ec;
-    Require(std::filesystem::is_directory(folder, ec) &&
-                !std::filesystem::is_directory(file, ec) && file.has_filename(),
-            "export", f.export_file, "a file name in an existing folder");
+    const std::string problem = OutputFileProblem(f.export_file);
+    Require(problem.empty(), "export", f.export_file,
+            "a file name in an existing folder (" + problem + ")");
   }
   if (SelfPlayEnv* game = FindSelfPlayEnv(env)) {
     Require(vm.count("eval-n-steps") == 0, "eval-n-steps",

@@ -167,7 +167,9 @@ void SaveCheckpointFile(proto::Checkpoint& checkpoint,
 
 proto::Checkpoint LoadCheckpointFile(const std::string& path,
                                      uint64_t max_bytes) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO in the checkpoint's place opens at once (and is
+  // refused below) instead of waiting for a writer.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) Fail(path, "cannot open: " + Errno());
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -9,6 +9,7 @@
 // probable action the same. atari-conv has no built-in environment; the
 // numeric test (tests/agents/policy_script_test.cc) covers it.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <torch/script.h>
 #include <torch/torch.h>
 
@@ -413,6 +414,7 @@ TEST(ExportFlagsTest, BadExportFlagsExitTwoInOneLine) {
       TrainBriefly(TRAIN_A3C_BIN, dir.str(), "", 200);
   ASSERT_FALSE(checkpoint.empty());
   const std::string file = dir.str() + "/policy.pt";
+  ASSERT_EQ(mkfifo((dir.str() + "/fifo").c_str(), 0600), 0);
   struct Case {
     std::string args;
     std::string expected;
@@ -427,16 +429,67 @@ TEST(ExportFlagsTest, BadExportFlagsExitTwoInOneLine) {
            {"--export " + dir.str() + "/missing/policy.pt --load " + checkpoint,
             "--export=" + dir.str() +
                 "/missing/policy.pt is invalid; accepted: a file name in an "
-                "existing folder"},
+                "existing folder (the folder " +
+                dir.str() + "/missing does not exist)"},
            {"--export " + dir.str() + " --load " + checkpoint,
             "--export=" + dir.str() +
-                " is invalid; accepted: a file name in an existing folder"}}) {
+                " is invalid; accepted: a file name in an existing folder (" +
+                dir.str() + " is a directory; only a regular file is written)"},
+           {"--export /dev/null --load " + checkpoint,
+            "--export=/dev/null is invalid; accepted: a file name in an "
+            "existing folder (/dev/null is a character device; only a "
+            "regular file is written)"},
+           {"--export " + dir.str() + "/fifo --load " + checkpoint,
+            "--export=" + dir.str() +
+                "/fifo is invalid; accepted: a file name in an existing "
+                "folder (" +
+                dir.str() + "/fifo is a FIFO; only a regular file is written)"},
+           {"--export '' --load " + checkpoint,
+            "--export='' is invalid; accepted: a file name in an existing "
+            "folder"}}) {
     SCOPED_TRACE(c.args);
     const ProcessRun r = TrainA3C(c.args);
     EXPECT_EQ(r.status, 2) << r.output;
     EXPECT_EQ(r.output, "train_a3c: " + c.expected + "\n");
     EXPECT_FALSE(fs::exists(file));
   }
+}
+
+// Where the export writes: through a symbolic link to the file it names
+// (the link stays), under a 250-character name (its temporary name is
+// short), and on a disk that fills (here: a file-size limit, EFBIG) one
+// line, exit 1, nothing left behind (no temporary, the old file intact).
+TEST(ExportFlagsTest, ExportWritesThroughLinksLongNamesAndFailsCleanly) {
+  TempDir dir("export_targets");
+  const std::string checkpoint =
+      TrainBriefly(TRAIN_A3C_BIN, dir.str(), "", 200);
+  ASSERT_FALSE(checkpoint.empty());
+  const fs::path out = dir.path() / "out";
+  fs::create_directories(out);
+  fs::create_symlink("policy.pt", out / "link.pt");
+  ProcessRun r = TrainA3C("--export " + (out / "link.pt").string() +
+                          " --load " + checkpoint);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(fs::is_symlink(out / "link.pt"));
+  EXPECT_TRUE(fs::is_regular_file(out / "policy.pt"));
+  const std::string before = testing::ReadFile(out / "policy.pt");
+
+  const std::string long_name = std::string(247, 'a') + ".pt";
+  r = TrainA3C("--export " + (out / long_name).string() + " --load " +
+               checkpoint);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(testing::ReadFile(out / long_name), before);
+
+  r = Exec(
+      "ulimit -f 64; " + std::string(TRAIN_A3C_BIN),
+      "--export " + (out / "policy.pt").string() + " --load " + checkpoint);
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_EQ(r.output, "train_a3c: cannot write " +
+                          (out / "policy.pt").string() + ": File too large\n");
+  EXPECT_EQ(testing::ReadFile(out / "policy.pt"), before);
+  // link.pt, policy.pt and the long name: no temporary file.
+  EXPECT_EQ(
+      std::distance(fs::directory_iterator(out), fs::directory_iterator()), 3);
 }
 
 }  // namespace

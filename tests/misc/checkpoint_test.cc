@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -294,6 +295,21 @@ TEST_F(CheckpointTest, SaveIntoMissingDirectoryNamesThePath) {
     FAIL();
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+}
+
+// A FIFO in the checkpoint file's place is refused at once (opening it
+// waited for a writer for ever).
+TEST(CheckpointFileTest, AFifoInsteadOfTheFileIsRefusedWithoutBlocking) {
+  testing::TempDir dir("checkpoint_fifo");
+  ASSERT_EQ(mkfifo((dir.path() / kCheckpointFileName).c_str(), 0600), 0);
+  try {
+    LoadCheckpointDir(dir.str());
+    FAIL() << "loaded a FIFO";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"),
+              std::string::npos)
+        << e.what();
   }
 }
 
