@@ -7,6 +7,7 @@
 
 #include "asyncrl/agents/targets.h"
 #include "asyncrl/misc/check.h"
+#include "asyncrl/misc/platform/process_group.h"
 #include "asyncrl/misc/timers.h"
 #include "asyncrl/misc/validate.h"
 
@@ -264,6 +265,9 @@ void PPO::Learn() {
       chosen.assign(order.begin() + j * units / m,
                     order.begin() + (j + 1) * units / m);
       LearnMinibatch(chosen, recurrent, &terms);
+      // Work the trainer's --finish-timeout watch sees: a long last update
+      // (many epochs of a large rollout) is computing, not hung.
+      ReportWorkerProgress();
     }
     if (epoch + 1 == options_.epochs) {
       const auto per = static_cast<double>(m);

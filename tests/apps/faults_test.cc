@@ -162,6 +162,43 @@ TEST(TrainerFaultTest, AWorkerThatNeverEndsIsKilledOnceTheStepsAreSpent) {
   EXPECT_TRUE(run.GroupGone());
 }
 
+// The other side of the watch: a worker whose last update takes longer
+// than --finish-timeout (here PPO, 60 epochs of 16 minibatches over a
+// 4096-row rollout, ~3 s in Release on a 2-core AMD EPYC) is working, not
+// hung: each minibatch is progress, and the run finishes (was: killed at
+// 1 s, exit 1, only _except).
+TEST(TrainerFaultTest, ALongLastUpdateIsWorkNotAHang) {
+  TempDir dir("long_update");
+  Spawned run({"--outdir",
+               dir.str(),
+               "--algorithm",
+               "ppo",
+               "--processes",
+               "1",
+               "--envs-per-process",
+               "16",
+               "--t-max",
+               "256",
+               "--epochs",
+               "60",
+               "--minibatches",
+               "16",
+               "--hidden-sizes",
+               "256,256",
+               "--steps",
+               "4096",
+               "--eval-interval",
+               "0",
+               "--finish-timeout",
+               "1",
+               "--quiet"},
+              "");
+  EXPECT_EQ(run.Finish(), 0) << run.output();
+  EXPECT_EQ(run.output().find("made no progress"), std::string::npos)
+      << run.output();
+  EXPECT_TRUE(fs::is_directory(run.RunDir() / "4096_finish")) << run.output();
+}
+
 class StopSignalTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(StopSignalTest, StopsCleanlyWithItsExitStatus) {
