@@ -186,7 +186,18 @@ class VectorEnv(_native.VectorEnv):
 
     def __init__(self, name, num_envs=1, max_episode_steps=0,
                  reward_scale=1.0):
-        super().__init__(name, num_envs, max_episode_steps, reward_scale)
+        _check_int("num_envs", num_envs, 1, 65536, "1 to 65536")
+        _check_int("max_episode_steps", max_episode_steps, 0, 2**63 - 1,
+                   "0 (the environment's limit) or a positive integer")
+        if not isinstance(name, str):
+            raise TypeError("name=%r is invalid; accepted: an environment "
+                            "name (a str; env_names() lists them)" % (name,))
+        if (isinstance(reward_scale, bool)
+                or not isinstance(reward_scale, (int, float, np.number))):
+            raise TypeError("reward_scale=%r is invalid; accepted: a finite "
+                            "number" % (reward_scale,))
+        super().__init__(name, num_envs, max_episode_steps,
+                         float(reward_scale))
         native_obs = _native.VectorEnv.single_observation_space.fget(self)
         native_act = _native.VectorEnv.single_action_space.fget(self)
         self._single_observation_space = _space(native_obs)
@@ -218,6 +229,11 @@ class VectorEnv(_native.VectorEnv):
             raise ValueError("options=%r is invalid; accepted: None (use "
                              "set_parameter for environment parameters)"
                              % (options,))
+        if seed is not None:
+            # Copy i is seeded seed + i, each an unsigned 64-bit integer.
+            _check_int("seed", seed, 0, 2**64 - self.num_envs,
+                       "None or an integer in [0, 2**64 - num_envs]")
+            seed = int(seed)
         return super().reset(seed)
 
     def step(self, actions):
@@ -228,6 +244,18 @@ class VectorEnv(_native.VectorEnv):
 
     def __repr__(self):
         return "VectorEnv(%r, num_envs=%d)" % (self.name, self.num_envs)
+
+
+def _check_int(field, value, low, high, accepted=None):
+    """asyncrl's one-line refusal for an integer argument outside
+    [low, high] or not an integer at all (a bool, a float, a str)."""
+    ok = (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+          and low <= value <= high)
+    if not ok:
+        error = (ValueError if isinstance(value, (int, np.integer))
+                 and not isinstance(value, bool) else TypeError)
+        raise error("%s=%r is invalid; accepted: %s" % (
+            field, value, accepted or "an integer in [%d, %d]" % (low, high)))
 
 
 def make_vec(name, num_envs=1, max_episode_steps=0, reward_scale=1.0):

@@ -206,6 +206,30 @@ class VectorEnvTest(unittest.TestCase):
             env.set_parameter("pole", 1.0)
         self.assertIn("unknown parameter 'pole'", str(raised.exception))
 
+    def test_bad_arguments_are_one_line_errors_naming_the_field(self):
+        env = asyncrl.make_vec("CartPole-v1", num_envs=2)
+        for seed, error in ((2**64, ValueError), (2**64 - 1, ValueError),
+                            (-1, ValueError), (1.5, TypeError),
+                            ("0", TypeError), (True, TypeError)):
+            with self.assertRaises(error) as raised:
+                env.reset(seed=seed)
+            self.assertEqual(
+                str(raised.exception),
+                "seed=%r is invalid; accepted: None or an integer in "
+                "[0, 2**64 - num_envs]" % (seed,))
+        env.reset(seed=2**64 - 2)  # The last seed two copies can take.
+        for num_envs, error in ((10**20, ValueError), (0, ValueError),
+                                (2.0, TypeError)):
+            with self.assertRaises(error) as raised:
+                asyncrl.make_vec("CartPole-v1", num_envs)
+            self.assertEqual(str(raised.exception),
+                             "num_envs=%r is invalid; accepted: 1 to 65536"
+                             % (num_envs,))
+        with self.assertRaises(TypeError) as raised:
+            asyncrl.make_vec("CartPole-v1", 1, max_episode_steps="10")
+        self.assertIn("max_episode_steps='10' is invalid",
+                      str(raised.exception))
+
     def test_env_names_are_the_registrys(self):
         names = asyncrl.env_names()
         for name in ("CartPole-v1", "MinAtar/Seaquest", "ConnectFour"):
