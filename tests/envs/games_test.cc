@@ -603,9 +603,10 @@ TEST_F(OpponentTest, RandomIsDeterministicGivenTheSeed) {
 
 TEST_F(OpponentTest, NamesAreTheirSpecs) {
   for (const std::string spec :
-       {"random", "greedy", "minimax", "minimax:1", "minimax:42"}) {
+       {"random", "greedy", "minimax", "minimax:1", "minimax:12"}) {
     EXPECT_EQ(MakeFixedOpponent(spec, "ConnectFour")->Name(), spec);
   }
+  EXPECT_EQ(MakeFixedOpponent("minimax:42", "TicTacToe")->Name(), "minimax:42");
 }
 
 TEST_F(OpponentTest, UnknownSpecsNameTheSpecAndTheAcceptedValues) {
@@ -615,9 +616,16 @@ TEST_F(OpponentTest, UnknownSpecsNameTheSpecAndTheAcceptedValues) {
     EXPECT_TRUE(ThrowsNaming(
         [&] { MakeFixedOpponent(spec, "TicTacToe"); },
         {"opponent '" + spec + "' is unknown",
-         "accepted: random, greedy, minimax, minimax:D (D in 1..42)"}))
+         "accepted: random, greedy, minimax, minimax:D (D in 1..42 for "
+         "TicTacToe)"}))
         << spec;
   }
+  // Connect Four's search is bounded: deeper than 12 plies takes minutes to
+  // hours a move (the solver plays it perfectly).
+  EXPECT_TRUE(ThrowsNaming(
+      [&] { MakeFixedOpponent("minimax:13", "ConnectFour"); },
+      {"opponent 'minimax:13' is unknown",
+       "minimax:D (D in 1..12 for ConnectFour), solver (ConnectFour)"}));
 }
 
 TEST_F(OpponentTest, ChoosingAtTheEndIsRefused) {

@@ -635,7 +635,7 @@ TEST(SelfPlayEnvTest, TheMixsMinimaxSearchesToItsDepthParameter) {
   env.Reset();
   EXPECT_EQ(env.episode_opponent(), player);
   const std::pair<double, const char*> bad[] = {
-      {0.0, "0"}, {43.0, "43"}, {2.5, "2.5"}};
+      {0.0, "0"}, {13.0, "13"}, {42.0, "42"}, {2.5, "2.5"}};
   for (const auto& [value, text] : bad) {
     try {
       env.SetParameter("minimax_opponent_depth", value);
@@ -643,7 +643,7 @@ TEST(SelfPlayEnvTest, TheMixsMinimaxSearchesToItsDepthParameter) {
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find(
                     std::string("minimax_opponent_depth=") + text +
-                    " is out of range; accepted: integers [1, 42]"),
+                    " is out of range; accepted: integers [1, 12]"),
                 std::string::npos)
           << e.what();
     }

@@ -47,11 +47,13 @@ std::vector<int64_t> CenterFirst(int64_t num_actions) {
   return order;
 }
 
-std::string UnknownOpponent(const std::string& spec) {
+std::string UnknownOpponent(const std::string& spec,
+                            const std::string& game_name) {
   return "opponent '" + spec +
          "' is unknown; accepted: random, greedy, minimax, minimax:D (D in "
          "1.." +
-         std::to_string(kMaxMinimaxDepth) + "), solver (ConnectFour)";
+         std::to_string(MaxMinimaxDepth(game_name)) + " for " + game_name +
+         "), solver (ConnectFour)";
 }
 
 }  // namespace
@@ -196,6 +198,10 @@ double MinimaxOpponent::Evaluate(const Game& game) {
   return Negamax(game, game.CurrentPlayer(), depth_, -kInfinity, kInfinity);
 }
 
+int MaxMinimaxDepth(const std::string& game_name) {
+  return game_name == "ConnectFour" ? 12 : kMaxMinimaxDepth;
+}
+
 int DefaultMinimaxDepth(const std::string& game_name) {
   // Tic-tac-toe ends within 9 plies: the deepest search is perfect play.
   return game_name == "TicTacToe" ? kMaxMinimaxDepth : 4;
@@ -221,12 +227,12 @@ std::unique_ptr<GameOpponent> MakeFixedOpponent(const std::string& spec,
                     [](char c) { return c >= '0' && c <= '9'; });
     if (all_digits) {
       const int depth = std::stoi(digits);
-      if (depth >= 1 && depth <= kMaxMinimaxDepth) {
+      if (depth >= 1 && depth <= MaxMinimaxDepth(game_name)) {
         return std::make_unique<MinimaxOpponent>(depth, spec);
       }
     }
   }
-  throw std::invalid_argument(UnknownOpponent(spec));
+  throw std::invalid_argument(UnknownOpponent(spec, game_name));
 }
 
 std::vector<std::string> DefaultEvalOpponents(const std::string& game_name) {

@@ -45,7 +45,8 @@ SelfPlayEnv::SelfPlayEnv(std::unique_ptr<Game> game,
                      &mix_ratio_[i]);
   }
   mix_minimax_depth_ = DefaultMinimaxDepth(game_->Name());
-  DeclareParameter("minimax_opponent_depth", 1.0, kMaxMinimaxDepth,
+  DeclareParameter("minimax_opponent_depth", 1.0,
+                   MaxMinimaxDepth(game_->Name()),
                    "search depth (plies) of the opponent mix's minimax",
                    &mix_minimax_depth_, /*integer=*/true);
 }
