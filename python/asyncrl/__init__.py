@@ -237,7 +237,13 @@ class VectorEnv(_native.VectorEnv):
         return super().reset(seed)
 
     def step(self, actions):
-        return super().step(np.asarray(actions))
+        actions = np.asarray(actions)
+        if actions.dtype.kind not in "biuf":
+            # Complex numbers lost their imaginary part in the cast.
+            raise TypeError("actions of dtype %s are invalid; accepted: "
+                            "integers (Discrete) or real numbers (Box)"
+                            % actions.dtype)
+        return super().step(actions)
 
     def close(self):
         pass

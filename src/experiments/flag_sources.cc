@@ -63,7 +63,18 @@ void StoreConfigFile(po::variables_map& vm,
       if (key == "config") {
         throw std::invalid_argument("'config' cannot be set in a config file");
       }
-      AppendOptionTokens(desc, key, value, &tokens);
+      std::string v = value;
+      // A file a config names (its curriculum) is looked up beside the
+      // config first, so that a preset works from any folder; then as
+      // given, from the current folder.
+      if (key == "curriculum" && !v.empty() &&
+          std::filesystem::path(v).is_relative()) {
+        const std::filesystem::path beside =
+            std::filesystem::path(path).parent_path() / v;
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(beside, ec)) v = beside.string();
+      }
+      AppendOptionTokens(desc, key, v, &tokens);
     }
   } catch (const std::invalid_argument& e) {
     throw FlagError("--config=" + path + " is invalid: " + e.what());

@@ -250,6 +250,69 @@ void ApplyProgramDefaults(const FlagContext& context, RunFlags* f) {
   if (context.a3c_agent) f->train.envs_per_process = 16;
 }
 
+// An environment that is not a two-player game: no self-play flag set
+// away from its default (--snapshot-window on CartPole was accepted and
+// unused).
+void CheckNoGameFlags(const RunFlags& f) {
+  const SelfPlayOptions d;
+  const SelfPlayOptions& o = f.self_play;
+  const std::vector<std::pair<std::string, std::pair<std::string, std::string>>>
+      flags = {
+          {"play-against-latest-ratio",
+           {FormatValue(o.play_against_latest_ratio),
+            FormatValue(d.play_against_latest_ratio)}},
+          {"snapshot-interval",
+           {FormatValue(o.snapshot_interval),
+            FormatValue(d.snapshot_interval)}},
+          {"snapshot-window",
+           {FormatValue(o.snapshot_window), FormatValue(d.snapshot_window)}},
+          {"elo-k", {FormatValue(o.elo_k), FormatValue(d.elo_k)}},
+          {"initial-elo",
+           {FormatValue(o.initial_elo), FormatValue(d.initial_elo)}},
+          {"eval-opponents", {o.eval_opponents, d.eval_opponents}},
+          {"swap-steps",
+           {FormatValue(o.swap_steps), FormatValue(d.swap_steps)}},
+          {"eval-score", {o.eval_score, d.eval_score}},
+          {"learner-side", {o.learner_side, d.learner_side}},
+          {"train-sides", {o.train_sides, d.train_sides}}};
+  for (const auto& [key, values] : flags) {
+    if (values.first == values.second) continue;
+    throw FlagError("--" + key + "=" + values.first +
+                    " is invalid; accepted: " +
+                    (values.second.empty() ? "''" : values.second) +
+                    " (the default) with --env " + f.env +
+                    ": only two-player games read it");
+  }
+}
+
+// No flag set (away from the program's default) that only the other
+// optimizer reads: --adam-beta1 with RMSprop was accepted and unused.
+void CheckOptimizerFlags(const FlagContext& context, const RunFlags& f) {
+  RunFlags defaults;
+  ApplyProgramDefaults(context, &defaults);
+  const OptimizerOptions& o = f.agent.optimizer;
+  const OptimizerOptions& d = defaults.agent.optimizer;
+  const std::vector<std::pair<std::string, std::pair<double, double>>> other =
+      o.adam()
+          ? std::vector<std::pair<
+                std::string, std::pair<double, double>>>{{"rmsprop-epsilon",
+                                                          {o.eps, d.eps}},
+                                                         {"rmsprop-alpha",
+                                                          {o.alpha, d.alpha}}}
+          : std::vector<std::pair<std::string, std::pair<double, double>>>{
+                {"adam-beta1", {o.adam_beta1, d.adam_beta1}},
+                {"adam-beta2", {o.adam_beta2, d.adam_beta2}},
+                {"adam-epsilon", {o.adam_eps, d.adam_eps}}};
+  for (const auto& [key, values] : other) {
+    if (values.first == values.second) continue;
+    throw FlagError("--" + key + "=" + FormatValue(values.first) +
+                    " is invalid; accepted: " + FormatValue(values.second) +
+                    " (the default) with --optimizer " + o.kind +
+                    ": only --optimizer " + (o.adam() ? "rmsprop" : "adam") +
+                    " reads it");
+  }
+}
+
 // The run's own flags (the ones no options struct of the library fills).
 po::options_description RunOwnFlags(RunFlags& f, Extras& x) {
   po::options_description run("Run");
@@ -521,6 +584,27 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
           "learner (both: a recurrent arch's state would run through both "
           "players' turns)");
   if (context.a3c_agent) CheckAlgorithm(f);
+  CheckOptimizerFlags(context, f);
+  if (FindSelfPlayEnv(env) == nullptr) CheckNoGameFlags(f);
+  if (context.a3c_agent && f.algorithm == "ppo") {
+    // A minibatch is rows of the rollout, or a recurrent model's whole
+    // sequences (one per environment copy): more minibatches than that
+    // were silently capped while args.json recorded the number asked for.
+    const int64_t units = recurrent ? f.train.envs_per_process
+                                    : f.agent.t_max * f.train.envs_per_process;
+    // The default asks for no particular number: it becomes what fits, and
+    // is recorded as such.
+    if (f.ppo.minibatches == PPOOptions().minibatches) {
+      f.ppo.minibatches =
+          static_cast<int>(std::min<int64_t>(f.ppo.minibatches, units));
+    }
+    Require(f.ppo.minibatches <= units, "minibatches", f.ppo.minibatches,
+            "at most " + std::to_string(units) + " (" +
+                (recurrent ? "the rollout's sequences: --envs-per-process"
+                           : "the rollout's rows: --t-max x "
+                             "--envs-per-process") +
+                ")");
+  }
   if (context.a3c_agent && f.agent.normalize_observations) {
     CheckNormalizeObservations(env);
   }
@@ -691,6 +775,9 @@ void RecordResolved(const po::variables_map& vm, const FlagContext& context,
   f.resolved["rmsprop-epsilon"] = FormatValue(f.agent.optimizer.eps);
   if (context.a3c_agent) f.resolved["beta"] = FormatValue(f.agent.beta);
   f.resolved["train-sides"] = f.self_play.train_sides;
+  if (context.a3c_agent && f.algorithm == "ppo") {
+    f.resolved["minibatches"] = FormatValue(f.ppo.minibatches);
+  }
 }
 
 // A curriculum file changed since the resumed run: other parameters or

@@ -216,12 +216,51 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"--env-param force_mag=20,length=x",
                 "--env-param=length=x is invalid"},
         BadFlag{"--env MinAtar/Breakout --env-param difficulty_ramping=0.5",
-                "VALUE in [0, 1], a whole number"}),
+                "VALUE in [0, 1], a whole number"},
+        // Flags that only another setting reads were accepted and unused.
+        BadFlag{"--adam-beta1 0.8",
+                "--adam-beta1=0.8 is invalid; accepted: 0.9 (the default) "
+                "with --optimizer rmsprop: only --optimizer adam reads it"},
+        BadFlag{"--optimizer adam --rmsprop-alpha 0.9",
+                "--rmsprop-alpha=0.9 is invalid; accepted: 0.99 (the "
+                "default) with --optimizer adam"},
+        BadFlag{"--snapshot-window 64",
+                "--snapshot-window=64 is invalid; accepted: 10 (the default) "
+                "with --env CartPole-v1: only two-player games read it"},
+        BadFlag{"--swap-steps 1000", "--swap-steps=1000 is invalid"},
+        // More minibatches than the rollout has rows was capped silently.
+        BadFlag{"--algorithm ppo --minibatches 1000 --t-max 5 "
+                "--envs-per-process 2",
+                "--minibatches=1000 is invalid; accepted: at most 10 (the "
+                "rollout's rows: --t-max x --envs-per-process)"},
+        BadFlag{"--algorithm ppo --arch fc-softmax-lstm --minibatches 3 "
+                "--envs-per-process 2",
+                "--minibatches=3 is invalid; accepted: at most 2 (the "
+                "rollout's sequences: --envs-per-process)"},
+        BadFlag{"--env ConnectFour --eval-opponents minimax:13",
+                "accepted: random, greedy, minimax, minimax:D (D in 1..12 "
+                "for ConnectFour), solver"}),
     [](const auto& info) { return CaseName(info.param.args); });
 
 // The run folder a train_a3c run printed first.
 fs::path RunFolder(const ProcessRun& run) {
   return run.Lines().at(0).substr(std::string("results in ").size());
+}
+
+// A preset names its curriculum beside itself: it runs from any folder
+// (the two curriculum presets named configs/... and so ran only from the
+// source root).
+TEST(TrainA3CTest, APresetFindsItsCurriculumFromAnyFolder) {
+  TempDir dir("preset_folder");
+  for (const std::string preset :
+       {"mountaincar-curriculum.conf", "connectfour-minimax-depths.conf"}) {
+    const ProcessRun run =
+        Exec("cd " + dir.str() + " && " + std::string(TRAIN_A3C_BIN),
+             "--config " + std::string(ASYNCRL_SOURCE_DIR) + "/configs/" +
+                 preset + " --steps 100 --processes 1 --outdir " + dir.str() +
+                 "/runs --quiet");
+    EXPECT_EQ(run.status, 0) << preset << "\n" << run.output;
+  }
 }
 
 TEST(TrainA3CTest, HelpAndVersionExitZero) {

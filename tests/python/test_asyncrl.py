@@ -225,6 +225,13 @@ class VectorEnvTest(unittest.TestCase):
             self.assertEqual(str(raised.exception),
                              "num_envs=%r is invalid; accepted: 1 to 65536"
                              % (num_envs,))
+        pendulum = asyncrl.make_vec("Pendulum-v1", num_envs=2)
+        pendulum.reset(seed=0)
+        with self.assertRaises(TypeError) as raised:
+            pendulum.step(np.array([[1 + 2j], [0.5 + 0j]]))
+        self.assertEqual(str(raised.exception),
+                         "actions of dtype complex128 are invalid; accepted: "
+                         "integers (Discrete) or real numbers (Box)")
         with self.assertRaises(TypeError) as raised:
             asyncrl.make_vec("CartPole-v1", 1, max_episode_steps="10")
         self.assertIn("max_episode_steps='10' is invalid",

@@ -121,7 +121,10 @@ std::vector<std::string> SelfPlayOptions::EvalOpponents(
       MakeFixedOpponent(names[i], game);
     } catch (const std::invalid_argument& e) {
       throw InvalidOption("eval_opponents", eval_opponents,
-                          "random, greedy, minimax, minimax:D (D in 1..42)");
+                          "random, greedy, minimax, minimax:D (D in 1.." +
+                              std::to_string(MaxMinimaxDepth(game)) + " for " +
+                              game + ")" +
+                              (game == "ConnectFour" ? ", solver" : ""));
     }
     // Each opponent names three scores.txt columns: a name given twice
     // would give two columns one name.
