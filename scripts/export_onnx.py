@@ -73,10 +73,26 @@ def main():
         output_names.append("next_state")
     axes = {name: {0: "batch"} for name in input_names + output_names}
 
-    folder = os.path.dirname(os.path.abspath(args.out))
+    # A symbolic link is written through: the file it names is replaced,
+    # the link stays (as train_a3c --export does).
+    target = os.path.realpath(args.out)
+    if os.path.exists(target) and not os.path.isfile(target):
+        import stat
+        mode = os.stat(target).st_mode
+        kind = ("a directory" if stat.S_ISDIR(mode) else
+                "a character device" if stat.S_ISCHR(mode) else
+                "a block device" if stat.S_ISBLK(mode) else
+                "a FIFO" if stat.S_ISFIFO(mode) else
+                "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        fail("cannot write %s: it is %s; only a regular file is written"
+             % (args.out, kind))
+    folder = os.path.dirname(target)
     if not os.path.isdir(folder):
         fail("cannot write %s: %s is not a folder" % (args.out, folder))
-    fd, temporary = tempfile.mkstemp(prefix=".export_onnx.", dir=folder)
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=".export_onnx.", dir=folder)
+    except OSError as e:
+        fail("cannot write %s: %s" % (args.out, e.strerror or e))
     os.close(fd)
     # mkstemp's 0600, made what a new file of this user gets.
     mask = os.umask(0)
@@ -93,7 +109,7 @@ def main():
                               dynamic_axes=axes, opset_version=args.opset)
         model = onnx.load(temporary)
         onnx.checker.check_model(model)
-        os.replace(temporary, args.out)
+        os.replace(temporary, target)
     except Exception as e:
         os.unlink(temporary)
         lines = str(e).strip().splitlines()

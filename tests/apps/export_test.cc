@@ -407,6 +407,37 @@ TEST(ExportFlagsTest, ExportOnnxRefusesWhatIsNotAPolicyInOneLine) {
             1);  // No temporary file left behind.
 }
 
+// export_onnx.py writes only regular files, as --export: a device or a
+// FIFO is refused in one line (it replaced /dev/null with a file), and a
+// symbolic link is written through.
+TEST(ExportFlagsTest, ExportOnnxWritesOnlyRegularFiles) {
+  TempDir dir("export_onnx_targets");
+  const std::string checkpoint =
+      TrainBriefly(TRAIN_A3C_BIN, dir.str(), "", 200);
+  ASSERT_FALSE(checkpoint.empty());
+  const fs::path policy = dir.path() / "policy.pt";
+  ASSERT_EQ(
+      TrainA3C("--export " + policy.string() + " --load " + checkpoint).status,
+      0);
+  const std::string script = std::string(ASYNCRL_SOURCE_DIR) +
+                             "/scripts/export_onnx.py " + policy.string() + " ";
+  ProcessRun r = Exec(ASYNCRL_PYTHON, script + "/dev/null");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_EQ(r.output,
+            "export_onnx: cannot write /dev/null: it is a character device; "
+            "only a regular file is written\n");
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  ASSERT_EQ(mkfifo((dir.path() / "fifo").c_str(), 0600), 0);
+  r = Exec(ASYNCRL_PYTHON, script + (dir.path() / "fifo").string());
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("it is a FIFO"), std::string::npos) << r.output;
+  fs::create_symlink("policy.onnx", dir.path() / "link.onnx");
+  r = Exec(ASYNCRL_PYTHON, script + (dir.path() / "link.onnx").string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(fs::is_symlink(dir.path() / "link.onnx"));
+  EXPECT_TRUE(fs::is_regular_file(dir.path() / "policy.onnx"));
+}
+
 // What --export refuses, in one line and with nothing written.
 TEST(ExportFlagsTest, BadExportFlagsExitTwoInOneLine) {
   TempDir dir("export_flags");
