@@ -446,7 +446,10 @@ def train(args=(), echo=False, train_a3c=None, **options):
                                env=environment,
                                stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True,
-                               errors="replace", process_group=0,
+                               # Bytes that are not UTF-8 (a path's) kept
+                               # as os.fsdecode keeps them, so the run's
+                               # path names the folder it is.
+                               errors="surrogateescape", process_group=0,
                                preexec_fn=_parent_death_signal())
     output = []
 
@@ -463,7 +466,8 @@ def train(args=(), echo=False, train_a3c=None, **options):
         for line in process.stdout:
             output.append(line)
             if echo:
-                sys.stdout.write(line)
+                sys.stdout.write(line.encode("utf-8", "surrogateescape")
+                                 .decode("utf-8", "replace"))
                 sys.stdout.flush()
 
     try:

@@ -287,6 +287,15 @@ class RunTest(unittest.TestCase):
         finally:
             sys.path.remove(os.path.join(SOURCE, "examples", "python_env"))
 
+    def test_train_returns_the_run_of_an_outdir_that_is_not_utf8(self):
+        outdir = os.path.join(self.dir, os.fsdecode(b"runs-\xff"))
+        result = asyncrl.train(env="CartPole-v1", processes=1, steps=500,
+                               eval_interval=0, outdir=outdir, quiet=True,
+                               echo=False)
+        self.assertEqual(result.returncode, 0, result.output)
+        self.assertTrue(os.path.isdir(result.run), result.run)
+        self.assertTrue(result.run.startswith(outdir), result.run)
+
     def test_train_refuses_an_environment_the_workers_cannot_import(self):
         def local_env():
             return None
