@@ -238,6 +238,14 @@ class TrainerRun {
     CheckCheckpointFits(obs, act);
     // Built before anything is written: a program's extension may refuse.
     const Extensions extensions = AssembleExtensions();
+    try {
+      CheckCheckpointSize(f_.train, EnvFactory(fault), AgentFactory(obs, act),
+                          extensions);
+    } catch (const InvalidOption&) {
+      throw;
+    } catch (const std::invalid_argument& e) {
+      throw FlagError(e.what());
+    }
     if (!f_.resume.empty()) {
       // A resume whose options change scores.txt's columns is refused
       // before command.txt and args.json are rewritten.

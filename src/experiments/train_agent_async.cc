@@ -27,6 +27,32 @@
 namespace asyncrl {
 namespace {
 
+void RequireCheckpointFits(const SharedStateSizes& sizes,
+                           const Extensions& extensions) {
+  const uint64_t agent = static_cast<uint64_t>(sizes.params) * sizeof(float);
+  const uint64_t optimizer =
+      static_cast<uint64_t>(sizes.optimizer) * sizeof(float) +
+      static_cast<uint64_t>(sizes.state_bytes);
+  uint64_t total = agent + optimizer;
+  std::string parts = "parameters " + std::to_string(agent) +
+                      ", optimizer and agent state " +
+                      std::to_string(optimizer);
+  for (const auto& extension : extensions) {
+    const uint64_t bytes = extension->SharedBytes(sizes);
+    if (bytes == 0) continue;
+    total += bytes;
+    parts += ", " + extension->Name() + " " + std::to_string(bytes);
+  }
+  if (total <= kMaxCheckpointBytes) return;
+  throw std::invalid_argument(
+      "this run's checkpoints would hold " + std::to_string(total) +
+      " bytes (" + parts + "), over the " +
+      std::to_string(kMaxCheckpointBytes) +
+      " one checkpoint can hold (Protobuf's 2 GiB message limit): it could "
+      "save no checkpoint at all; a smaller network (--hidden-sizes) or, in "
+      "a game, fewer snapshots (--snapshot-window) fits");
+}
+
 // An environment for the columns and spaces of the run: the evaluation one,
 // or the training one when there is none (workers then evaluate on theirs).
 std::unique_ptr<Env> ProbeEnv(const MakeEnvFn& make_env) {
@@ -206,6 +232,7 @@ class Trainer {
     }
     columns_ =
         ConfiguredScoreColumns(options_, *probe, *parent_agent_, extensions_);
+    RequireCheckpointFits(sizes_, extensions_);
     // A resume whose columns differ from its scores.txt's is refused
     // before anything is written.
     if (options_.eval_interval > 0) {
@@ -543,6 +570,16 @@ std::vector<std::string> ConfiguredScoreColumns(const TrainOptions& options,
     }
   }
   return columns;
+}
+
+void CheckCheckpointSize(const TrainOptions& options, const MakeEnvFn& make_env,
+                         const MakeAgentFn& make_agent,
+                         const Extensions& extensions) {
+  std::unique_ptr<Agent> agent = make_agent(0);
+  std::unique_ptr<Env> probe = ProbeEnv(make_env);
+  if (!agent || !probe) return;  // TrainAgentAsync says what is wrong.
+  ConfiguredScoreColumns(options, *probe, *agent, extensions);
+  RequireCheckpointFits(agent->SharedSizes(), extensions);
 }
 
 void CheckScoresTable(const TrainOptions& options, const MakeEnvFn& make_env,

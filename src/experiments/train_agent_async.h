@@ -6,6 +6,7 @@
 #ifndef ASYNCRL_EXPERIMENTS_TRAIN_AGENT_ASYNC_H_
 #define ASYNCRL_EXPERIMENTS_TRAIN_AGENT_ASYNC_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -63,6 +64,21 @@ TrainResult TrainAgentAsync(const TrainOptions& options,
 std::vector<std::string> ConfiguredScoreColumns(const TrainOptions& options,
                                                 Env& probe, Agent& agent,
                                                 const Extensions& extensions);
+
+// The most bytes one checkpoint may hold: Protobuf serializes a message of
+// at most 2^31 - 1 bytes, less room for the options and metadata.
+inline constexpr uint64_t kMaxCheckpointBytes =
+    (uint64_t{1} << 31) - (16 << 20);
+
+// Throws std::invalid_argument when this run's checkpoints would be larger
+// than kMaxCheckpointBytes (the agent's parameters, its optimizer's
+// statistics and state, and what each extension keeps, e.g. self-play's
+// snapshots), naming the size, its parts and the limit: such a run trained
+// and then could save no checkpoint at all. Builds an agent and an
+// environment; configures the extensions. TrainAgentAsync checks it too.
+void CheckCheckpointSize(const TrainOptions& options, const MakeEnvFn& make_env,
+                         const MakeAgentFn& make_agent,
+                         const Extensions& extensions);
 
 // Throws std::invalid_argument when options.outdir holds a scores.txt whose
 // header is not the one this run would write (AsyncEvaluator::CheckHeader).

@@ -237,6 +237,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "--envs-per-process 2",
                 "--minibatches=3 is invalid; accepted: at most 2 (the "
                 "rollout's sequences: --envs-per-process)"},
+        // A run whose checkpoints Protobuf cannot serialize trained and
+        // then saved none, not even _except.
+        BadFlag{"--env ConnectFour --hidden-sizes 2048,2048 "
+                "--snapshot-window 64 --snapshot-interval 16",
+                "over the 2130706432 one checkpoint can hold (Protobuf's 2 "
+                "GiB message limit)"},
         BadFlag{"--env ConnectFour --eval-opponents minimax:13",
                 "accepted: random, greedy, minimax, minimax:D (D in 1..12 "
                 "for ConnectFour), solver"}),
