@@ -269,12 +269,10 @@ void CheckNoGameFlags(const RunFlags& f) {
           {"elo-k", {FormatValue(o.elo_k), FormatValue(d.elo_k)}},
           {"initial-elo",
            {FormatValue(o.initial_elo), FormatValue(d.initial_elo)}},
-          {"eval-opponents", {o.eval_opponents, d.eval_opponents}},
           {"swap-steps",
            {FormatValue(o.swap_steps), FormatValue(d.swap_steps)}},
           {"eval-score", {o.eval_score, d.eval_score}},
-          {"learner-side", {o.learner_side, d.learner_side}},
-          {"train-sides", {o.train_sides, d.train_sides}}};
+          {"learner-side", {o.learner_side, d.learner_side}}};
   for (const auto& [key, values] : flags) {
     if (values.first == values.second) continue;
     throw FlagError("--" + key + "=" + values.first +
@@ -584,8 +582,6 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
           "learner (both: a recurrent arch's state would run through both "
           "players' turns)");
   if (context.a3c_agent) CheckAlgorithm(f);
-  CheckOptimizerFlags(context, f);
-  if (FindSelfPlayEnv(env) == nullptr) CheckNoGameFlags(f);
   if (context.a3c_agent && f.algorithm == "ppo") {
     // A minibatch is rows of the rollout, or a recurrent model's whole
     // sequences (one per environment copy): more minibatches than that
@@ -976,6 +972,10 @@ RunFlags ParseRunFlags(int argc, const char* const* argv,
     ValidateStructs(f);
     RecordResolved(vm, context, auto_arch, f);
     if (!f.resume.empty()) CheckResume(vm, auto_arch, *env, context, f);
+    // After the resume's own checks: a resumed run's recorded values are
+    // what these compare, and a changed --optimizer is said as such first.
+    CheckOptimizerFlags(context, f);
+    if (FindSelfPlayEnv(*env) == nullptr) CheckNoGameFlags(f);
     f.train.config = f.resolved;
   });
   return f;

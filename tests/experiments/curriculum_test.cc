@@ -361,7 +361,7 @@ TEST(CurriculumCheckTest, NamesAndRangesAreCheckedAgainstTheEnvironment) {
 }
 
 TEST(CurriculumCheckTest, WholeNumberParametersTakeWholeNumberBounds) {
-  auto env = MakeEnv("ConnectFour");  // minimax_opponent_depth: 1..42.
+  auto env = MakeEnv("ConnectFour");  // minimax_opponent_depth: 1..12.
   const std::string head = "environment_parameters:\n  minimax_opponent_depth:";
   for (const std::string accepted :
        {" 2\n",
@@ -392,7 +392,7 @@ TEST(CurriculumCheckTest, WholeNumberParametersTakeWholeNumberBounds) {
                 std::string::npos)
           << e.what();
       EXPECT_NE(std::string(e.what()).find(what + "; accepted: whole numbers "
-                                                  "in [1, 42]"),
+                                                  "in [1, 12]"),
                 std::string::npos)
           << e.what();
     }
