@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pip install of the Python package, offline, as docs/python.md tells a
 # user: a virtual environment that sees Debian's packages, then
-# pip install --no-build-isolation of the source tree (setup.py reuses the
+# pip install --no-build-isolation of the source tree (setup.py packages the
 # build folder BUILD). The installed package must import outside the tree,
 # step an environment, and train both a built-in and a Python environment
 # with the train_a3c it installed.
