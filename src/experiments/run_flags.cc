@@ -115,6 +115,22 @@ const std::set<std::string> kBreaking = {"env",
                                          "normalize-observations-clip",
                                          "optimizer"};
 
+// The flags in `flags` (name, then the value now and the default), each at
+// its default: one set elsewhere is refused, naming who reads it
+// (`reason`, e.g. "with --optimizer rmsprop: only --optimizer adam reads
+// it").
+using FlagDefaults =
+    std::vector<std::pair<std::string, std::pair<std::string, std::string>>>;
+void RequireDefaults(const FlagDefaults& flags, const std::string& reason) {
+  for (const auto& [key, values] : flags) {
+    if (values.first == values.second) continue;
+    throw FlagError("--" + key + "=" + values.first +
+                    " is invalid; accepted: " +
+                    (values.second.empty() ? "''" : values.second) +
+                    " (the default) " + reason);
+  }
+}
+
 // --algorithm, and no flag set (away from its default) that only the other
 // algorithm reads. A resume restores every recorded flag, so "set" is
 // "not at the default", not "given".
@@ -137,36 +153,28 @@ void CheckAlgorithm(const RunFlags& f) {
   }
   const A3COptions a3c;
   const PPOOptions ppo;
-  const std::vector<std::pair<std::string, std::pair<std::string, std::string>>>
-      a3c_only = {
-          {"policy-target", {f.agent.policy_target, a3c.policy_target}},
-          {"value-target", {f.agent.value_target, a3c.value_target}},
-          {"vtrace-rho-bar",
-           {FormatValue(f.agent.vtrace_rho_bar),
-            FormatValue(a3c.vtrace_rho_bar)}},
-          {"vtrace-c-bar",
-           {FormatValue(f.agent.vtrace_c_bar), FormatValue(a3c.vtrace_c_bar)}},
-          {"fresh-params",
-           {FormatValue(f.agent.fresh_params), FormatValue(a3c.fresh_params)}}};
-  const std::vector<std::pair<std::string, std::pair<std::string, std::string>>>
-      ppo_only = {
-          {"epochs", {FormatValue(f.ppo.epochs), FormatValue(ppo.epochs)}},
-          {"minibatches",
-           {FormatValue(f.ppo.minibatches), FormatValue(ppo.minibatches)}},
-          {"clip-range",
-           {FormatValue(f.ppo.clip_range), FormatValue(ppo.clip_range)}},
-          {"clip-value-range",
-           {FormatValue(f.ppo.clip_value_range),
-            FormatValue(ppo.clip_value_range)}}};
+  const FlagDefaults a3c_only = {
+      {"policy-target", {f.agent.policy_target, a3c.policy_target}},
+      {"value-target", {f.agent.value_target, a3c.value_target}},
+      {"vtrace-rho-bar",
+       {FormatValue(f.agent.vtrace_rho_bar), FormatValue(a3c.vtrace_rho_bar)}},
+      {"vtrace-c-bar",
+       {FormatValue(f.agent.vtrace_c_bar), FormatValue(a3c.vtrace_c_bar)}},
+      {"fresh-params",
+       {FormatValue(f.agent.fresh_params), FormatValue(a3c.fresh_params)}}};
+  const FlagDefaults ppo_only = {
+      {"epochs", {FormatValue(f.ppo.epochs), FormatValue(ppo.epochs)}},
+      {"minibatches",
+       {FormatValue(f.ppo.minibatches), FormatValue(ppo.minibatches)}},
+      {"clip-range",
+       {FormatValue(f.ppo.clip_range), FormatValue(ppo.clip_range)}},
+      {"clip-value-range",
+       {FormatValue(f.ppo.clip_value_range),
+        FormatValue(ppo.clip_value_range)}}};
   const bool is_ppo = f.algorithm == "ppo";
-  for (const auto& [key, values] : is_ppo ? a3c_only : ppo_only) {
-    if (values.first == values.second) continue;
-    throw FlagError("--" + key + "=" + values.first +
-                    " is invalid; accepted: " + values.second +
-                    " (the default) with --algorithm " + f.algorithm +
-                    ": only --algorithm " + (is_ppo ? "a3c" : "ppo") +
-                    " reads it");
-  }
+  RequireDefaults(is_ppo ? a3c_only : ppo_only,
+                  "with --algorithm " + f.algorithm + ": only --algorithm " +
+                      (is_ppo ? "a3c" : "ppo") + " reads it");
 }
 
 // --env-param: NAME=VALUE items (each argument may hold several, separated
@@ -256,31 +264,21 @@ void ApplyProgramDefaults(const FlagContext& context, RunFlags* f) {
 void CheckNoGameFlags(const RunFlags& f) {
   const SelfPlayOptions d;
   const SelfPlayOptions& o = f.self_play;
-  const std::vector<std::pair<std::string, std::pair<std::string, std::string>>>
-      flags = {
-          {"play-against-latest-ratio",
-           {FormatValue(o.play_against_latest_ratio),
-            FormatValue(d.play_against_latest_ratio)}},
-          {"snapshot-interval",
-           {FormatValue(o.snapshot_interval),
-            FormatValue(d.snapshot_interval)}},
-          {"snapshot-window",
-           {FormatValue(o.snapshot_window), FormatValue(d.snapshot_window)}},
-          {"elo-k", {FormatValue(o.elo_k), FormatValue(d.elo_k)}},
-          {"initial-elo",
-           {FormatValue(o.initial_elo), FormatValue(d.initial_elo)}},
-          {"swap-steps",
-           {FormatValue(o.swap_steps), FormatValue(d.swap_steps)}},
-          {"eval-score", {o.eval_score, d.eval_score}},
-          {"learner-side", {o.learner_side, d.learner_side}}};
-  for (const auto& [key, values] : flags) {
-    if (values.first == values.second) continue;
-    throw FlagError("--" + key + "=" + values.first +
-                    " is invalid; accepted: " +
-                    (values.second.empty() ? "''" : values.second) +
-                    " (the default) with --env " + f.env +
-                    ": only two-player games read it");
-  }
+  RequireDefaults(
+      {{"play-against-latest-ratio",
+        {FormatValue(o.play_against_latest_ratio),
+         FormatValue(d.play_against_latest_ratio)}},
+       {"snapshot-interval",
+        {FormatValue(o.snapshot_interval), FormatValue(d.snapshot_interval)}},
+       {"snapshot-window",
+        {FormatValue(o.snapshot_window), FormatValue(d.snapshot_window)}},
+       {"elo-k", {FormatValue(o.elo_k), FormatValue(d.elo_k)}},
+       {"initial-elo",
+        {FormatValue(o.initial_elo), FormatValue(d.initial_elo)}},
+       {"swap-steps", {FormatValue(o.swap_steps), FormatValue(d.swap_steps)}},
+       {"eval-score", {o.eval_score, d.eval_score}},
+       {"learner-side", {o.learner_side, d.learner_side}}},
+      "with --env " + f.env + ": only two-player games read it");
 }
 
 // No flag set (away from the program's default) that only the other
@@ -290,25 +288,17 @@ void CheckOptimizerFlags(const FlagContext& context, const RunFlags& f) {
   ApplyProgramDefaults(context, &defaults);
   const OptimizerOptions& o = f.agent.optimizer;
   const OptimizerOptions& d = defaults.agent.optimizer;
-  const std::vector<std::pair<std::string, std::pair<double, double>>> other =
-      o.adam()
-          ? std::vector<std::pair<
-                std::string, std::pair<double, double>>>{{"rmsprop-epsilon",
-                                                          {o.eps, d.eps}},
-                                                         {"rmsprop-alpha",
-                                                          {o.alpha, d.alpha}}}
-          : std::vector<std::pair<std::string, std::pair<double, double>>>{
-                {"adam-beta1", {o.adam_beta1, d.adam_beta1}},
-                {"adam-beta2", {o.adam_beta2, d.adam_beta2}},
-                {"adam-epsilon", {o.adam_eps, d.adam_eps}}};
-  for (const auto& [key, values] : other) {
-    if (values.first == values.second) continue;
-    throw FlagError("--" + key + "=" + FormatValue(values.first) +
-                    " is invalid; accepted: " + FormatValue(values.second) +
-                    " (the default) with --optimizer " + o.kind +
-                    ": only --optimizer " + (o.adam() ? "rmsprop" : "adam") +
-                    " reads it");
-  }
+  auto pair = [](double now, double fallback) {
+    return std::make_pair(FormatValue(now), FormatValue(fallback));
+  };
+  RequireDefaults(
+      o.adam() ? FlagDefaults{{"rmsprop-epsilon", pair(o.eps, d.eps)},
+                              {"rmsprop-alpha", pair(o.alpha, d.alpha)}}
+               : FlagDefaults{{"adam-beta1", pair(o.adam_beta1, d.adam_beta1)},
+                              {"adam-beta2", pair(o.adam_beta2, d.adam_beta2)},
+                              {"adam-epsilon", pair(o.adam_eps, d.adam_eps)}},
+      "with --optimizer " + o.kind + ": only --optimizer " +
+          (o.adam() ? "rmsprop" : "adam") + " reads it");
 }
 
 // The run's own flags (the ones no options struct of the library fills).
@@ -517,6 +507,27 @@ void CheckNormalizeObservations(Env& env) {
           "run's statistics)");
 }
 
+// PPO's --minibatches against what a rollout holds.
+void FitMinibatches(bool recurrent, RunFlags& f) {
+  // A minibatch is rows of the rollout, or a recurrent model's whole
+  // sequences (one per environment copy): more minibatches than that
+  // were silently capped while args.json recorded the number asked for.
+  const int64_t units = recurrent ? f.train.envs_per_process
+                                  : f.agent.t_max * f.train.envs_per_process;
+  // The default asks for no particular number: it becomes what fits, and
+  // is recorded as such.
+  if (f.ppo.minibatches == PPOOptions().minibatches) {
+    f.ppo.minibatches =
+        static_cast<int>(std::min<int64_t>(f.ppo.minibatches, units));
+  }
+  Require(f.ppo.minibatches <= units, "minibatches", f.ppo.minibatches,
+          "at most " + std::to_string(units) + " (" +
+              (recurrent ? "the rollout's sequences: --envs-per-process"
+                         : "the rollout's rows: --t-max x "
+                           "--envs-per-process") +
+              ")");
+}
+
 // What the environment's family declares (envs/registry.h) where no source
 // gave the flag; then the network --arch names, checked against the
 // spaces. Returns what --arch auto stands for ("" for a program's own
@@ -582,25 +593,7 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
           "learner (both: a recurrent arch's state would run through both "
           "players' turns)");
   if (context.a3c_agent) CheckAlgorithm(f);
-  if (context.a3c_agent && f.algorithm == "ppo") {
-    // A minibatch is rows of the rollout, or a recurrent model's whole
-    // sequences (one per environment copy): more minibatches than that
-    // were silently capped while args.json recorded the number asked for.
-    const int64_t units = recurrent ? f.train.envs_per_process
-                                    : f.agent.t_max * f.train.envs_per_process;
-    // The default asks for no particular number: it becomes what fits, and
-    // is recorded as such.
-    if (f.ppo.minibatches == PPOOptions().minibatches) {
-      f.ppo.minibatches =
-          static_cast<int>(std::min<int64_t>(f.ppo.minibatches, units));
-    }
-    Require(f.ppo.minibatches <= units, "minibatches", f.ppo.minibatches,
-            "at most " + std::to_string(units) + " (" +
-                (recurrent ? "the rollout's sequences: --envs-per-process"
-                           : "the rollout's rows: --t-max x "
-                             "--envs-per-process") +
-                ")");
-  }
+  if (context.a3c_agent && f.algorithm == "ppo") FitMinibatches(recurrent, f);
   if (context.a3c_agent && f.agent.normalize_observations) {
     CheckNormalizeObservations(env);
   }

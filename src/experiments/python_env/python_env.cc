@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "asyncrl/envs/env.h"
+#include "asyncrl/misc/checkpoint.h"
 #include "asyncrl/misc/json.h"
 #include "asyncrl/misc/platform/process_group.h"
 
@@ -45,14 +46,6 @@ std::string Shorten(std::string text, size_t max = 120) {
   text = OneLine(std::move(text));
   if (text.size() > max) text = text.substr(0, max - 3) + "...";
   return text;
-}
-
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    s += (i ? "," : "") + std::to_string(shape[i]);
-  }
-  return s + "]";
 }
 
 // MODULE and FACTORY (a dotted attribute path) of "python:MODULE:FACTORY".
@@ -722,8 +715,8 @@ class PythonEnv : public Env {
         " returned an observation " + what + "; observation_space " +
         (d_.obs.one_hot
              ? "is Discrete(" + std::to_string(d_.obs.space.shape[0]) + ")"
-             : "has shape " + ShapeText(d_.obs.space.shape) + " and dtype " +
-                   d_.obs.dtype));
+             : "has shape " + ShapeToString(d_.obs.space.shape) +
+                   " and dtype " + d_.obs.dtype));
   }
 
   FloatView ReadObservation(py::handle obs, const char* call) {
@@ -807,7 +800,7 @@ class PythonEnv : public Env {
     const std::vector<int64_t>& want = d_.obs.space.shape;
     const bool scalar_ok = view.ndim == 0 && want == std::vector<int64_t>{1};
     if (shape != want && !scalar_ok) {
-      BadObservation(call, "of shape " + ShapeText(shape));
+      BadObservation(call, "of shape " + ShapeToString(shape));
     }
     std::string format = view.format ? view.format : "B";
     if (!format.empty() &&
