@@ -14,10 +14,12 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   libgoogle-perftools-dev google-perftools   # --profile, google-pprof
+  libgif-dev                   # --demo --record: animated GIFs of the agent
   clang libclang-rt-14-dev                   # fuzzers and sanitizers (scripts/fuzz.sh)
   python3-torch python3-onnx   # exported policies in Python, scripts/export_onnx.py
   pybind11-dev python3-dev     # the Python module (python/), Python environments in the workers
   python3-venv python3-pip python3-setuptools python3-wheel  # pip install . (pyproject.toml)
+  mkdocs mkdocs-material       # the documentation site (mkdocs.yml), built by the tests
 )
 
 missing=()

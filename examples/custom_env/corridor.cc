@@ -4,8 +4,8 @@
 // train_a3c works with --env Corridor: training, --resume, --demo --load,
 // --export, --env-param.
 //
-//   build-example/corridor --env Corridor --processes 2 --steps 200000 \
-//       --successful-score 0.9
+//   build-example/corridor --env Corridor --processes 2 --steps 200000
+//       --successful-score 0.9   (one command)
 //
 // The task: the agent starts at cell 0 of a corridor of `length` cells and
 // moves left or right; reaching the last cell ends the episode with reward

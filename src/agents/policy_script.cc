@@ -1,14 +1,7 @@
 #include "asyncrl/agents/policy_script.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <unistd.h>
-
 #include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
@@ -309,48 +302,14 @@ torch::jit::Module ExportPolicy(ActorCriticAgent& agent,
   return module;
 }
 
-namespace {
-
-// SIGINT, SIGTERM and SIGHUP held back for a scope (delivered when it ends).
-class HoldSignals {
- public:
-  HoldSignals() {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
-    pthread_sigmask(SIG_BLOCK, &set, &old_);
-  }
-  ~HoldSignals() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-
- private:
-  sigset_t old_;
-};
-
-}  // namespace
-
 void SaveScriptModule(const torch::jit::Module& module,
                       const std::string& path) {
-  namespace fs = std::filesystem;
   const std::string problem = OutputFileProblem(path);
   if (!problem.empty()) {
     throw std::runtime_error("cannot write " + path + ": " + problem);
   }
-  std::error_code ec;
-  fs::path target(path);
-  // A symbolic link (or a chain of them, even to a file not there yet):
-  // the file it names is written, the link stays.
-  for (int depth = 0; fs::is_symlink(fs::symlink_status(target, ec)); ++depth) {
-    const fs::path next = fs::read_symlink(target, ec);
-    if (ec || depth == 40) {
-      throw std::runtime_error("cannot write " + path + ": " +
-                               (ec ? ec.message()
-                                   : "too many levels of "
-                                     "symbolic links"));
-    }
-    target = next.is_absolute() ? next : target.parent_path() / next;
-  }
-  // In memory first: a failing disk then fails one write() below, which
-  // is reported, instead of LibTorch's writer throwing from its destructor.
+  // In memory first: a failing disk then fails one write(), which is
+  // reported, instead of LibTorch's writer throwing from its destructor.
   std::ostringstream bytes;
   try {
     module.save(bytes);
@@ -360,33 +319,7 @@ void SaveScriptModule(const torch::jit::Module& module,
     throw std::runtime_error("cannot write " + path + ": " +
                              what.substr(0, what.find('\n')));
   }
-  const std::string data = bytes.str();
-  const fs::path temporary =
-      target.parent_path() /
-      (".asyncrl-export." + std::to_string(getpid()) + ".tmp");
-  const HoldSignals hold;
-  std::string error;
-  const int fd =
-      open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    error = std::strerror(errno);
-  } else {
-    size_t done = 0;
-    while (done < data.size() && error.empty()) {
-      const ssize_t n = write(fd, data.data() + done, data.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) error = std::strerror(errno);
-      if (n > 0) done += static_cast<size_t>(n);
-    }
-    if (error.empty() && fsync(fd) != 0) error = std::strerror(errno);
-    if (close(fd) != 0 && error.empty()) error = std::strerror(errno);
-    if (error.empty() && rename(temporary.c_str(), target.c_str()) != 0) {
-      error = std::strerror(errno);
-    }
-    if (!error.empty()) unlink(temporary.c_str());
-  }
-  if (!error.empty())
-    throw std::runtime_error("cannot write " + path + ": " + error);
+  WriteOutputFile(path, bytes.str(), "export");
 }
 
 }  // namespace asyncrl

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
+
+#include "asyncrl/misc/picture.h"
 
 namespace asyncrl {
 namespace {
@@ -110,6 +114,47 @@ StepResult Acrobot::DoStep(const Action& action) {
       -std::cos(state_[0]) - std::cos(state_[1] + state_[0]) > 1.0;
   result.reward = result.terminated ? 0.0 : -1.0;
   return result;
+}
+
+// gym's AcrobotEnv.render: 500x500 at 15 frames a second.
+bool Acrobot::Render(Picture& picture) const {
+  constexpr int kSize = 500;
+  picture.Reset(kSize, kSize, Color::kWhite);
+  picture.fps = 15;
+  const double link_length_2 = 1.0;
+  const double bound = link_length_1_ + link_length_2 + 0.2;
+  const double scale = kSize / (2 * bound);
+  const double offset = kSize / 2.0;
+  const double s0 = state_[0];
+  const double s1 = state_[1];
+  // The joints (x to the right, y up; gym swaps its (row, column) pairs).
+  const double x1 = link_length_1_ * std::sin(s0) * scale;
+  const double y1 = -link_length_1_ * std::cos(s0) * scale;
+  const double joints[2][2] = {{0, 0}, {x1, y1}};
+  const double thetas[2] = {s0 - kPi / 2, s0 + s1 - kPi / 2};
+  const double lengths[2] = {link_length_1_ * scale, link_length_2 * scale};
+  const Picture::Point left =
+      picture.Up(-bound * scale + offset, scale + offset);
+  const Picture::Point right =
+      picture.Up(bound * scale + offset, scale + offset);
+  picture.Line(left.x, left.y, right.x, right.y, 1, Color::kBlack);
+  for (int i = 0; i < 2; ++i) {
+    const double half = 0.1 * scale;
+    std::vector<Picture::Point> link;
+    for (const auto& [x, y] : {std::pair{0.0, half},
+                               {0.0, -half},
+                               {lengths[i], -half},
+                               {lengths[i], half}}) {
+      const Picture::Point p = Picture::Turned(
+          x, y, thetas[i], joints[i][0] + offset, joints[i][1] + offset);
+      link.push_back(picture.Up(p.x, p.y));
+    }
+    picture.FillPolygon(link, Color::kLink);
+    const Picture::Point joint =
+        picture.Up(joints[i][0] + offset, joints[i][1] + offset);
+    picture.FillCircle(joint.x, joint.y, half, Color::kJoint);
+  }
+  return true;
 }
 
 }  // namespace asyncrl

@@ -17,6 +17,8 @@ class Acrobot : public ClassicControl<4, 6> {
  public:
   Acrobot();
   std::string Name() const override { return "Acrobot"; }
+  // As gym draws it (render_mode="rgb_array"), at its frame rate.
+  bool Render(Picture& picture) const override;
 
   // Time derivative of (theta1, theta2, dtheta1, dtheta2) under `torque`.
   std::array<double, 4> Derivatives(const std::array<double, 4>& s,

@@ -2,6 +2,10 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
+
+#include "asyncrl/misc/picture.h"
 
 namespace asyncrl {
 
@@ -54,6 +58,43 @@ StepResult CartPole::DoStep(const Action& action) {
   result.terminated = x < -kXThreshold || x > kXThreshold ||
                       theta < -kThetaThreshold || theta > kThetaThreshold;
   return result;
+}
+
+// gym's CartPoleEnv.render: 600x400 at 50 frames a second.
+bool CartPole::Render(Picture& picture) const {
+  constexpr int kWidth = 600;
+  constexpr int kHeight = 400;
+  picture.Reset(kWidth, kHeight, Color::kWhite);
+  picture.fps = 50;
+  const double scale = kWidth / (2 * kXThreshold);
+  const double pole_width = 10;
+  const double pole_length = scale * 2 * length_;
+  const double cart_width = 50;
+  const double cart_height = 30;
+  const double cart_x = state_[0] * scale + kWidth / 2.0;
+  const double cart_y = 100;
+  const double axle_y = cart_y + cart_height / 4;
+  picture.Line(0, kHeight - cart_y, kWidth, kHeight - cart_y, 1, Color::kBlack);
+  std::vector<Picture::Point> cart;
+  for (const auto& [x, y] : {std::pair{-cart_width / 2, -cart_height / 2},
+                             {cart_width / 2, -cart_height / 2},
+                             {cart_width / 2, cart_height / 2},
+                             {-cart_width / 2, cart_height / 2}}) {
+    cart.push_back(picture.Up(cart_x + x, cart_y + y));
+  }
+  picture.FillPolygon(cart, Color::kBlack);
+  std::vector<Picture::Point> pole;
+  for (const auto& [x, y] : {std::pair{-pole_width / 2, -pole_width / 2},
+                             {-pole_width / 2, pole_length - pole_width / 2},
+                             {pole_width / 2, pole_length - pole_width / 2},
+                             {pole_width / 2, -pole_width / 2}}) {
+    const Picture::Point p = Picture::Turned(x, y, -state_[2], cart_x, axle_y);
+    pole.push_back(picture.Up(p.x, p.y));
+  }
+  picture.FillPolygon(pole, Color::kPole);
+  const Picture::Point axle = picture.Up(cart_x, axle_y);
+  picture.FillCircle(axle.x, axle.y, pole_width / 2, Color::kAxle);
+  return true;
 }
 
 }  // namespace asyncrl

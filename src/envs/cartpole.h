@@ -16,6 +16,8 @@ class CartPole : public ClassicControl<4, 4> {
  public:
   CartPole();
   std::string Name() const override { return "CartPole"; }
+  // As gym draws it (render_mode="rgb_array"), at its frame rate.
+  bool Render(Picture& picture) const override;
 
   static constexpr double kGravity = 9.8;
   static constexpr double kMassCart = 1.0;

@@ -11,6 +11,7 @@ FloatView Env::Reset(std::optional<uint64_t> seed) {
   pending_.clear();
   FloatView obs = DoReset(seed);
   needs_reset_ = false;
+  RecordFrame();
   return obs;
 }
 
@@ -23,6 +24,7 @@ StepResult Env::Step(const Action& action) {
   ValidateAction(action);
   StepResult result = DoStep(action);
   needs_reset_ = result.Done();
+  RecordFrame();
   return result;
 }
 

@@ -45,6 +45,18 @@ struct EnvParameter {
   std::string help;
 };
 
+class Env;
+class Picture;
+
+// Where an environment's frames go while it is recorded (--demo --record).
+class FrameSink {
+ public:
+  virtual ~FrameSink() = default;
+  // After every Reset and Step of the recorded environment (and, in
+  // two-player games, after each side's move): `env` is ready to Render.
+  virtual void Frame(const Env& env) = 0;
+};
+
 // Abstract environment. Not thread-safe: each worker owns its environments.
 // Step validates the action against ActionSpace() and throws
 // std::invalid_argument naming the environment, the action and what is
@@ -81,7 +93,24 @@ class Env {
   // next Reset).
   double Parameter(const std::string& name) const;
 
+  // Draws the current state into `picture` (size, colours and frame rate
+  // are the environment's; gym's render()) and returns true; false when the
+  // environment has no picture (the default).
+  virtual bool Render(Picture& picture) const {
+    static_cast<void>(picture);
+    return false;
+  }
+  // From now on a frame goes to `sink` after every Reset and Step (nullptr:
+  // no more); `sink` must outlive the recording.
+  void RecordTo(FrameSink* sink) { sink_ = sink; }
+
  protected:
+  // A frame now, when recorded (two-player games: between the sides'
+  // moves).
+  void RecordFrame() const {
+    if (sink_ != nullptr) sink_->Frame(*this);
+  }
+
   virtual FloatView DoReset(std::optional<uint64_t> seed) = 0;
   virtual StepResult DoStep(const Action& action) = 0;
 
@@ -104,6 +133,7 @@ class Env {
   // Where set values wait for a Reset: the innermost environment's map, so
   // a value set through any wrapper layer is applied in the order set.
   Env* pending_owner_ = this;
+  FrameSink* sink_ = nullptr;
 };
 
 }  // namespace asyncrl

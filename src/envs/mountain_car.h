@@ -13,6 +13,8 @@ class MountainCar : public ClassicControl<2, 2> {
  public:
   MountainCar();
   std::string Name() const override { return "MountainCar"; }
+  // As gym draws it (render_mode="rgb_array"), at its frame rate.
+  bool Render(Picture& picture) const override;
 
   static constexpr double kMinPosition = -1.2;
   static constexpr double kMaxPosition = 0.6;

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
+
+#include "asyncrl/misc/picture.h"
 
 namespace asyncrl {
 
@@ -51,6 +55,35 @@ StepResult Pendulum::DoStep(const Action& action) {
   result.observation = Observation();
   result.reward = -cost;
   return result;
+}
+
+// gym's PendulumEnv.render: 500x500 at 30 frames a second (without the
+// arrow of the applied torque).
+bool Pendulum::Render(Picture& picture) const {
+  constexpr int kSize = 500;
+  picture.Reset(kSize, kSize, Color::kWhite);
+  picture.fps = 30;
+  const double bound = 2.2;
+  const double scale = kSize / (2 * bound);
+  const double offset = kSize / 2.0;
+  const double rod_length = l_ * scale;
+  const double rod_width = 0.2 * scale;
+  const double angle = state_[0] + kPi / 2;
+  std::vector<Picture::Point> rod;
+  for (const auto& [x, y] : {std::pair{0.0, -rod_width / 2},
+                             {0.0, rod_width / 2},
+                             {rod_length, rod_width / 2},
+                             {rod_length, -rod_width / 2}}) {
+    const Picture::Point p = Picture::Turned(x, y, angle, offset, offset);
+    rod.push_back(picture.Up(p.x, p.y));
+  }
+  picture.FillPolygon(rod, Color::kRod);
+  const Picture::Point end =
+      Picture::Turned(rod_length, 0, angle, offset, offset);
+  const Picture::Point tip = picture.Up(end.x, end.y);
+  picture.FillCircle(tip.x, tip.y, rod_width / 2, Color::kRod);
+  picture.FillCircle(offset, kSize - offset, 0.05 * scale, Color::kBlack);
+  return true;
 }
 
 }  // namespace asyncrl

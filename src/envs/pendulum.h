@@ -16,6 +16,8 @@ class Pendulum : public ClassicControl<2, 3> {
  public:
   Pendulum();
   std::string Name() const override { return "Pendulum"; }
+  // As gym draws it (render_mode="rgb_array"), at its frame rate.
+  bool Render(Picture& picture) const override;
 
   static constexpr double kMaxSpeed = 8.0;
   static constexpr double kMaxTorque = 2.0;

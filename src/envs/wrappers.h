@@ -20,6 +20,9 @@ class Wrapper : public Env {
     return inner_->ObservationSpace();
   }
   const Space& ActionSpace() const override { return inner_->ActionSpace(); }
+  bool Render(Picture& picture) const override {
+    return inner_->Render(picture);
+  }
   // The environment this one wraps.
   Env& inner() { return *inner_; }
 

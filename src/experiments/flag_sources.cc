@@ -22,7 +22,7 @@ namespace {
 // Options that describe this invocation, not the run: never taken from, or
 // compared with, a resumed run's args.json.
 const std::set<std::string> kPerInvocation = {
-    "resume",  "load",   "demo",      "export", "config",  "help",
+    "resume",  "load",   "demo",      "export", "record",  "config",     "help",
     "version", "outdir", "log-level", "quiet",  "profile", "step-offset"};
 
 std::map<std::string, std::string> ReadArgsJson(const std::string& path) {

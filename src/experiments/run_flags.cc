@@ -29,6 +29,7 @@
 #include "asyncrl/misc/config_file.h"
 #include "asyncrl/misc/json.h"
 #include "asyncrl/misc/output_file.h"
+#include "asyncrl/misc/picture.h"
 #include "asyncrl/misc/seeding.h"
 #include "asyncrl/misc/strings.h"
 #include "asyncrl/misc/validate.h"
@@ -55,10 +56,10 @@ namespace {
 // A value with its default, shown in --help as written ("0.99", not
 // boost's round-trip "0.98999999999999999").
 template <typename T>
-po::typed_value<T>* Value(T* target,
-                          const std::common_type_t<T>& default_value) {
-  return po::value(target)->default_value(default_value,
-                                          FormatValue(default_value));
+po::typed_value<T>* Value(T* target, const std::common_type_t<T>& default_value,
+                          const std::string& shown = "") {
+  return po::value(target)->default_value(
+      default_value, shown.empty() ? FormatValue(default_value) : shown);
 }
 
 // Declares `flags` (misc/flag_spec.h) in `desc`, each with its field's
@@ -77,11 +78,13 @@ void AddFlags(const FlagSpecs& flags, po::options_description* desc) {
               desc->add_options()(flag.name.c_str(), po::value(target),
                                   flag.help.c_str());
             } else {
-              desc->add_options()(flag.name.c_str(), Value(target, *target),
+              desc->add_options()(flag.name.c_str(),
+                                  Value(target, *target, flag.shown_default),
                                   flag.help.c_str());
             }
           } else {
-            desc->add_options()(flag.name.c_str(), Value(target, *target),
+            desc->add_options()(flag.name.c_str(),
+                                Value(target, *target, flag.shown_default),
                                 flag.help.c_str());
           }
         },
@@ -345,6 +348,11 @@ po::options_description RunOwnFlags(RunFlags& f, Extras& x) {
       "never write best/ (the reference's save_best_so_far_agent=False); the "
       "best score is still kept")("demo", po::bool_switch(&f.demo),
                                   "evaluate the --load agent and exit")(
+      "record", po::value(&f.record_file),
+      "with --demo: write the evaluation episodes to this file as an "
+      "animated GIF, one frame a step (and one for each episode's start; in "
+      "two-player games one a move), drawn as gym draws them; no display "
+      "needed")(
       "export", po::value(&f.export_file),
       "write the --load agent's policy to this file as a TorchScript module "
       "(torch.jit.load in Python, torch::jit::load in C++) and exit")(
@@ -369,7 +377,7 @@ po::options_description DeclareFlags(const FlagContext& context, RunFlags& f,
     trainer_flags.insert(trainer_flags.end(), group.begin(), group.end());
   }
   for (FlagSpec& flag : trainer_flags) {
-    if (flag.name == "processes") flag.help += " (default: number of cores)";
+    if (flag.name == "processes") flag.shown_default = "number of cores";
   }
   AddFlags(trainer_flags, &trainer);
   po::options_description agent("A3C agent");
@@ -668,6 +676,17 @@ void CheckRunInputs(const po::variables_map& vm, Env& env, RunFlags& f) {
     const std::string problem = OutputFileProblem(f.export_file);
     Require(problem.empty(), "export", f.export_file,
             "a file name in an existing folder (" + problem + ")");
+  }
+  if (vm.count("record")) {
+    Require(f.demo, "record", f.record_file,
+            "only with --demo --load DIR (the episodes to record)");
+    const std::string problem = OutputFileWritable(f.record_file);
+    Require(problem.empty(), "record", f.record_file,
+            "a file name in an existing folder this program can write (" +
+                problem + ")");
+    Picture picture;
+    Require(env.Render(picture), "record", f.record_file,
+            "an environment with a picture (" + env.Name() + " has none)");
   }
   if (SelfPlayEnv* game = FindSelfPlayEnv(env)) {
     Require(vm.count("eval-n-steps") == 0, "eval-n-steps",

@@ -79,6 +79,8 @@ struct RunFlags {
   // --export FILE: the --load agent's policy written as a TorchScript module
   // (agents/policy_script.h) instead of training.
   std::string export_file;
+  // --record FILE (with --demo): the evaluation episodes as an animated GIF.
+  std::string record_file;
   bool quiet = false;
   // --resume: the checkpoint directory and the run folder it belongs to.
   std::string resume;

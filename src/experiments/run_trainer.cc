@@ -26,8 +26,10 @@
 #include "asyncrl/experiments/train_agent_async.h"
 #include "asyncrl/experiments/training_returns.h"
 #include "asyncrl/misc/checkpoint.h"
+#include "asyncrl/misc/gif_file.h"
 #include "asyncrl/misc/json.h"
 #include "asyncrl/misc/logging.h"
+#include "asyncrl/misc/picture.h"
 #include "asyncrl/misc/platform/blas_kernel.h"
 #include "asyncrl/misc/seeding.h"
 #include "asyncrl/misc/validate.h"
@@ -65,6 +67,21 @@ std::unique_ptr<Agent> MakeA3C(const AgentContext& context) {
 }
 
 namespace {
+
+// --record: every frame of the recorded environment into one GIF.
+class GifFrameSink : public FrameSink {
+ public:
+  explicit GifFrameSink(const std::string& path) : gif_(path) {}
+  void Frame(const Env& env) override {
+    if (env.Render(picture_)) gif_.AddFrame(picture_);
+  }
+  int64_t frames() const { return gif_.frames(); }
+  void Save() { gif_.Save(); }
+
+ private:
+  GifRecording gif_;
+  Picture picture_;
+};
 
 // One program run: the parsed flags and the plugins, with the defaults
 // filled in.
@@ -151,14 +168,44 @@ class TrainerRun {
     LoadInto(*agent, "load", f_.train.load);
     auto env = EnvFactory(std::nullopt)(0, true);
     env->Reset(EvalEnvSeed(0, f_.train.seed, 1));
-    if (SelfPlayEnv* game = FindSelfPlayEnv(*env)) {
-      return DemoGame(*agent, *game);
+    std::optional<GifFrameSink> record;
+    if (!f_.record_file.empty()) {
+      try {
+        record.emplace(f_.record_file);
+      } catch (const std::runtime_error& e) {
+        throw FlagError("--record=" + f_.record_file +
+                        " is invalid; accepted: a file this program can "
+                        "write (" +
+                        e.what() + ")");
+      }
     }
-    const EvalStats s = Summarize(
-        RunEvaluation(*agent, *env, f_.train.eval_n_steps,
-                      f_.train.eval_n_episodes, f_.train.max_episode_len));
-    std::cout << "n_runs: " << s.episodes << " mean: " << s.mean
-              << " median: " << s.median << " stdev: " << s.stdev << std::endl;
+    SelfPlayEnv* game = FindSelfPlayEnv(*env);
+    if (record) {
+      // A game records its own moves (both sides'); other environments
+      // record through their outermost wrapper.
+      if (game != nullptr) {
+        game->RecordTo(&*record);
+      } else {
+        env->RecordTo(&*record);
+      }
+    }
+    if (game != nullptr) {
+      DemoGame(*agent, *game);
+    } else {
+      const EvalStats s = Summarize(
+          RunEvaluation(*agent, *env, f_.train.eval_n_steps,
+                        f_.train.eval_n_episodes, f_.train.max_episode_len));
+      std::cout << "n_runs: " << s.episodes << " mean: " << s.mean
+                << " median: " << s.median << " stdev: " << s.stdev
+                << std::endl;
+    }
+    if (record) {
+      env->RecordTo(nullptr);
+      if (game != nullptr) game->RecordTo(nullptr);
+      record->Save();
+      Log(LogLevel::kInfo, "Recorded " + std::to_string(record->frames()) +
+                               " frames to " + f_.record_file);
+    }
     return 0;
   }
 
@@ -203,7 +250,7 @@ class TrainerRun {
 
   // A game's --demo: --eval-n-runs games against each evaluation opponent,
   // half of them moving first, as a table.
-  int DemoGame(Agent& agent, SelfPlayEnv& game) const {
+  void DemoGame(Agent& agent, SelfPlayEnv& game) const {
     const std::vector<OpponentRecord> records = PlayAgainstOpponents(
         agent, game, f_.self_play.EvalOpponents(game.game().Name()),
         f_.train.eval_n_episodes);
@@ -223,7 +270,6 @@ class TrainerRun {
                   r.LossRate());
     }
     std::fflush(stdout);
-    return 0;
   }
 
   int Train(int argc, const char* const* argv, const Space& obs,

@@ -18,6 +18,10 @@ struct FlagSpec {
   std::string help;
   // The field the flag fills; bool fields are switches (--profile).
   std::variant<int*, int64_t*, double*, std::string*, bool*> target;
+  // What --help shows as the default instead of the field's value, for a
+  // default that depends on the machine ("number of cores"): the help text
+  // (and the flag reference made from it) is the same everywhere.
+  std::string shown_default = {};
 };
 
 using FlagSpecs = std::vector<FlagSpec>;

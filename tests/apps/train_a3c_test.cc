@@ -155,6 +155,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"--load /nonexistent/ckpt",
                 "--load=/nonexistent/ckpt is invalid"},
         BadFlag{"--demo", "--demo=true is invalid; accepted: only with --load"},
+        BadFlag{"--record agent.gif",
+                "--record=agent.gif is invalid; accepted: only with --demo"},
         BadFlag{"--log-level loud",
                 "--log-level=loud is invalid; accepted: debug, info, warning, "
                 "error"},

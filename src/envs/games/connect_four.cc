@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "asyncrl/misc/picture.h"
+
 namespace asyncrl {
 namespace {
 
@@ -157,6 +159,23 @@ std::unique_ptr<Game> ConnectFour::Clone() const {
   auto copy = std::make_unique<ConnectFour>();
   copy->state_ = state_;
   return copy;
+}
+
+bool ConnectFour::Render(Picture& picture) const {
+  constexpr int kCell = 80;
+  picture.Reset(kColumns * kCell, kRows * kCell, Color::kBoard);
+  picture.fps = 2;
+  for (int column = 0; column < kColumns; ++column) {
+    for (int row = 0; row < kRows; ++row) {  // Row 0: the bottom.
+      const uint64_t bit = uint64_t{1} << (7 * column + row);
+      const Color color = (state_.pieces[0] & bit) != 0   ? Color::kRed
+                          : (state_.pieces[1] & bit) != 0 ? Color::kYellow
+                                                          : Color::kWhite;
+      picture.FillCircle((column + 0.5) * kCell, (kRows - row - 0.5) * kCell,
+                         0.4 * kCell, color);
+    }
+  }
+  return true;
 }
 
 }  // namespace asyncrl

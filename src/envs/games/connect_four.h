@@ -46,6 +46,8 @@ class ConnectFour final : public Game {
   // Six lines of "X", "O" and "." (empty), top row first, and a line of
   // column numbers.
   std::string ToString() const override;
+  // The board, one frame a move, two moves a second.
+  bool Render(Picture& picture) const override;
   std::unique_ptr<Game> Clone() const override;
 
   // The bitboards (bit 7 * column + row, row 0 the bottom): `player`'s

@@ -17,6 +17,8 @@
 
 namespace asyncrl {
 
+class Picture;
+
 // One game in progress. Not thread-safe; cheap to copy with Clone().
 class Game {
  public:
@@ -63,6 +65,12 @@ class Game {
   virtual std::optional<uint64_t> PositionKey() const { return std::nullopt; }
   // A text diagram of the position (tests, logs).
   virtual std::string ToString() const = 0;
+  // Draws the position (--demo --record) and returns true; false: the game
+  // has no picture (the default).
+  virtual bool Render(Picture& picture) const {
+    static_cast<void>(picture);
+    return false;
+  }
   virtual std::unique_ptr<Game> Clone() const = 0;
 
   // The legal actions' mask, NumActions() entries of 0/1.

@@ -118,7 +118,10 @@ FloatView SelfPlayEnv::DoReset(std::optional<uint64_t> seed) {
     }
   }
   if (opponent_ == nullptr) opponent_ = fixed_.get();
-  if (learner_side_ == 1) OpponentMoves();
+  if (learner_side_ == 1) {
+    RecordFrame();  // The empty board before the opponent's first move.
+    OpponentMoves();
+  }
   return Observe();
 }
 
@@ -126,7 +129,10 @@ StepResult SelfPlayEnv::DoStep(const Action& action) {
   // Illegal moves throw std::invalid_argument naming the game, the action
   // and the legal ones (Game::Play); the episode goes on.
   game_->Play(action.index);
-  if (!game_->IsTerminal() && !both_sides_) OpponentMoves();
+  if (!game_->IsTerminal() && !both_sides_) {
+    RecordFrame();  // The learner's move, before the opponent's.
+    OpponentMoves();
+  }
   if (game_->IsTerminal()) return Finish();
   StepResult result;
   result.observation = Observe();

@@ -66,6 +66,10 @@ class SelfPlayEnv : public Env {
   std::string Name() const override { return game_->Name(); }
   const Space& ObservationSpace() const override { return observation_space_; }
   const Space& ActionSpace() const override { return action_space_; }
+  // The game's picture; when recorded, a frame after each side's move.
+  bool Render(Picture& picture) const override {
+    return game_->Render(picture);
+  }
 
   // The provider of training opponents (not owned; null: the fixed one).
   void SetOpponentProvider(OpponentProvider* provider) { provider_ = provider; }

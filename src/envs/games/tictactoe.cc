@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "asyncrl/misc/picture.h"
+
 namespace asyncrl {
 namespace {
 
@@ -88,6 +90,30 @@ std::unique_ptr<Game> TicTacToe::Clone() const {
   auto copy = std::make_unique<TicTacToe>();
   copy->state_ = state_;
   return copy;
+}
+
+bool TicTacToe::Render(Picture& picture) const {
+  constexpr int kCell = 100;
+  constexpr int kPicture = kCell * kSize;
+  picture.Reset(kPicture, kPicture, Color::kWhite);
+  picture.fps = 2;
+  for (int i = 1; i < kSize; ++i) {
+    picture.Line(i * kCell, 0, i * kCell, kPicture, 4, Color::kBlack);
+    picture.Line(0, i * kCell, kPicture, i * kCell, 4, Color::kBlack);
+  }
+  for (int cell = 0; cell < kCells; ++cell) {
+    const double x = (cell % kSize + 0.5) * kCell;
+    const double y = (cell / kSize + 0.5) * kCell;
+    const double r = 0.32 * kCell;
+    if (state_.pieces[0] >> cell & 1) {
+      picture.Line(x - r, y - r, x + r, y + r, 12, Color::kRed);
+      picture.Line(x - r, y + r, x + r, y - r, 12, Color::kRed);
+    } else if (state_.pieces[1] >> cell & 1) {
+      picture.FillCircle(x, y, r, Color::kBoard);
+      picture.FillCircle(x, y, r - 12, Color::kWhite);
+    }
+  }
+  return true;
 }
 
 }  // namespace asyncrl

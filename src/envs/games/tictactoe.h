@@ -39,6 +39,8 @@ class TicTacToe final : public Game {
   std::optional<uint64_t> PositionKey() const override;
   // Three lines of "X", "O" and "." (empty), top row first.
   std::string ToString() const override;
+  // The board, one frame a move, two moves a second.
+  bool Render(Picture& picture) const override;
   std::unique_ptr<Game> Clone() const override;
 
  private:

@@ -6,6 +6,7 @@
 
 #include "asyncrl/envs/minatar/games.h"
 #include "asyncrl/envs/registry.h"
+#include "asyncrl/misc/picture.h"
 #include "asyncrl/misc/strings.h"
 #include "asyncrl/misc/validate.h"
 
@@ -54,7 +55,7 @@ FloatView MinAtarGame::DoReset(std::optional<uint64_t> seed) {
   last_move_ = kNoop;
   terminal_ = false;
   ResetGame();
-  return Render();
+  return DrawObservation();
 }
 
 StepResult MinAtarGame::DoStep(const Action& action) {
@@ -66,11 +67,11 @@ StepResult MinAtarGame::DoStep(const Action& action) {
   StepResult result;
   result.reward = Advance(move, &terminal_);
   result.terminated = terminal_;
-  result.observation = Render();
+  result.observation = DrawObservation();
   return result;
 }
 
-FloatView MinAtarGame::Render() {
+FloatView MinAtarGame::DrawObservation() {
   std::fill(obs_.begin(), obs_.end(), 0.0f);
   Draw();
   return {obs_.data(), static_cast<int64_t>(obs_.size())};
@@ -118,6 +119,25 @@ void RegisterMinAtar(EnvRegistry& registry) {
         },
         0, defaults);
   }
+}
+
+bool MinAtarGame::Render(Picture& picture) const {
+  constexpr int kCell = 20;
+  picture.Reset(kSize * kCell, kSize * kCell, Color::kDarkGrey);
+  picture.fps = 10;
+  for (int y = 0; y < kSize; ++y) {
+    for (int x = 0; x < kSize; ++x) {
+      for (int c = channels_ - 1; c >= 0; --c) {
+        if (obs_[(c * kSize + y) * kSize + x] == 0.0f) continue;
+        const auto color = static_cast<Color>(
+            static_cast<int>(Color::kChannel0) + c % kChannelColors);
+        picture.FillRect(x * kCell, y * kCell, (x + 1) * kCell, (y + 1) * kCell,
+                         color);
+        break;
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace asyncrl

@@ -62,6 +62,9 @@ class MinAtarGame : public Env {
   // The game's current difficulty level (0 at the start; games that do not
   // ramp stay at 0).
   virtual int Difficulty() const { return 0; }
+  // The 10x10 grid, 20 pixels a cell, each cell in the colour of its
+  // highest channel set (as MinAtar's GUI shows it), at 10 frames a second.
+  bool Render(Picture& picture) const override;
 
  protected:
   MinAtarGame(std::string game, int channels, std::vector<Move> minimal_moves,
@@ -86,7 +89,7 @@ class MinAtarGame : public Env {
  private:
   FloatView DoReset(std::optional<uint64_t> seed) override;
   StepResult DoStep(const Action& action) override;
-  FloatView Render();
+  FloatView DrawObservation();
 
   std::string game_;
   int channels_;
