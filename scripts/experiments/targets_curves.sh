@@ -3,9 +3,9 @@
 # configuration below, whose scores.txt and scores.svg are copied to
 # docs/targets/<name>.txt and .svg. About 2 minutes on a 2-core machine.
 #
-# Usage: scripts/targets_curves.sh   (after a Release build)
+# Usage: scripts/experiments/targets_curves.sh   (after a Release build)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 bin=build/apps/train_a3c
 [ -x "$bin" ] || { echo "$0: $bin is missing; build first (cmake --build build --target train_a3c)" >&2; exit 1; }
 mkdir -p docs/targets

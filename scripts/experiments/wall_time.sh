@@ -8,12 +8,12 @@
 # one); best_mean the best evaluation mean. Then prints the median wall
 # time of the runs (unsolved runs count as slower than any solved one).
 #
-# Usage: scripts/wall_time.sh OUT NAME SCORE STEPS "SEEDS" [train_a3c flags...]
-#   e.g. scripts/wall_time.sh /tmp/runs.tsv gae 475 1000000 "1 2 3 4 5" \
+# Usage: scripts/experiments/wall_time.sh OUT NAME SCORE STEPS "SEEDS" [train_a3c flags...]
+#   e.g. scripts/experiments/wall_time.sh /tmp/runs.tsv gae 475 1000000 "1 2 3 4 5" \
 #          --env CartPole-v1 --policy-target gae
 # (after a Release build: cmake --build build --target train_a3c)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 if [ $# -lt 5 ]; then
   echo "usage: $0 OUT NAME SCORE STEPS \"SEEDS\" [train_a3c flags...]" >&2
   exit 2

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# A markdown table of the runs scripts/wall_time.sh wrote to a TSV file:
+# A markdown table of the runs scripts/experiments/wall_time.sh wrote to a TSV file:
 # per configuration (rows in first-seen order) the median wall time
 # (unsolved runs count as slower than every solved one; a median that falls
 # on one is shown as "-"), the runs solved, the median steps of the solved
 # runs, the best evaluation mean over all runs and each run's wall time
 # (marked * where it did not solve: the whole budget).
 #
-# Usage: scripts/targets_table.sh RUNS.tsv
+# Usage: scripts/experiments/targets_table.sh RUNS.tsv
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 RUNS.tsv" >&2; exit 2; }
 awk -F'\t' '

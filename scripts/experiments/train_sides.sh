@@ -11,17 +11,17 @@
 # -> docs/games/train-sides-<game><TAG>.tsv (one row per run) and the final
 #    tables in docs/games/train-sides-<game><TAG>-final.txt.
 #
-# Usage: scripts/train_sides.sh GAME STEPS [SEEDS] [-- extra train_a3c flags]
-#   scripts/train_sides.sh TicTacToe 2000000 "0 1 2 3 4"
-#   TAG=-board scripts/train_sides.sh ConnectFour 4000000 0 -- \
+# Usage: scripts/experiments/train_sides.sh GAME STEPS [SEEDS] [-- extra train_a3c flags]
+#   scripts/experiments/train_sides.sh TicTacToe 2000000 "0 1 2 3 4"
+#   TAG=-board scripts/experiments/train_sides.sh ConnectFour 4000000 0 -- \
 #     --config configs/connectfour-board-conv.conf
 # Environment: MODES ("learner both"), EVAL (evaluation interval, STEPS /
 # 8), EVAL_RUNS (200), DEMO_RUNS (1000), OPPONENTS (the game's default
 # evaluation opponents), BAR (0.5).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-game=${1:?usage: scripts/train_sides.sh GAME STEPS [SEEDS] [-- flags]}
-steps=${2:?usage: scripts/train_sides.sh GAME STEPS [SEEDS] [-- flags]}
+cd "$(dirname "$0")/../.."
+game=${1:?usage: scripts/experiments/train_sides.sh GAME STEPS [SEEDS] [-- flags]}
+steps=${2:?usage: scripts/experiments/train_sides.sh GAME STEPS [SEEDS] [-- flags]}
 seeds=${3:-0}
 shift $(($# < 3 ? $# : 3))
 [ "${1:-}" = "--" ] && shift
@@ -52,7 +52,7 @@ first_at_bar() {  # first_at_bar SCORES
 
 printf "mode\tseed\tsteps\twall_s\tsteps_to_bar\tseconds_to_bar\tfinal_vs_last_W/D/L\tfinal_score_vs_last\n" > "$tsv"
 {
-  echo "# scripts/train_sides.sh $game $steps \"$seeds\" -- ${extra[*]:-}"
+  echo "# scripts/experiments/train_sides.sh $game $steps \"$seeds\" -- ${extra[*]:-}"
   echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores"
 } > "$final"
 for seed in $seeds; do

@@ -5,12 +5,12 @@
 # process maps, mostly its heap, its copy-on-write writes and its local
 # parameters), read from /proc/<pid>/smaps_rollup while a run trains.
 #
-# Usage: scripts/worker_memory.sh [PROCESSES] [extra train_a3c flags...]
+# Usage: scripts/experiments/worker_memory.sh [PROCESSES] [extra train_a3c flags...]
 #   PROCESSES defaults to 16; the run trains CartPole-v1 with the defaults
 #   (16 environments per process) and is stopped with SIGINT after the
 #   sample. Needs build/apps/train_a3c.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 processes=${1:-16}
 shift || true
 bin=build/apps/train_a3c

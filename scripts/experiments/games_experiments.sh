@@ -15,11 +15,11 @@
 #    steps), <game>-<setting>-final.txt (the command, its time and the
 #    1000-game table).
 #
-# Usage: scripts/games_experiments.sh [SEED]   (after a Release build)
+# Usage: scripts/experiments/games_experiments.sh [SEED]   (after a Release build)
 #        GAMES="ConnectFour" SETTINGS="mix" C4_STEPS=30000000 \
-#          scripts/games_experiments.sh     (one game and setting)
+#          scripts/experiments/games_experiments.sh     (one game and setting)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seed=${1:-0}
 bin=build/apps/train_a3c
 [ -x "$bin" ] || { echo "games_experiments: build $bin first" >&2; exit 1; }

@@ -4,19 +4,19 @@
 # 8-10 for MountainCar), Acrobot's and CartPole's
 # chose one flag on seeds 1-5: see each configs/<env>.conf), each run on
 # the whole step budget (CartPole stops at its bar: its goal is the wall time
-# to it), then scripts/suite_report.py writes DIR/README.md (median,
+# to it), then scripts/experiments/suite_report.py writes DIR/README.md (median,
 # interquartile mean and 95% bootstrap interval of the best and the final
 # evaluation, steps and time to the bar, the seeds reaching it) and one SVG of
 # learning curves per task.
 #
-# Usage: scripts/suite.sh [--dir DIR] [--seeds "1 2 3 4 5"] [--minatar-steps N] [TASK...]
+# Usage: scripts/experiments/suite.sh [--dir DIR] [--seeds "1 2 3 4 5"] [--minatar-steps N] [TASK...]
 #   TASK: acrobot pendulum mountaincar cartpole minatar (all five games) or
 #   MinAtar/<Game>; none = all of them. DIR defaults to docs/suite. Runs
 #   already in DIR/runs/<task>/<seed>/ are kept (delete them to run again),
 #   so an interrupted suite continues where it stopped.
 # (after a Release build: cmake --build build --target train_a3c)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 dir=docs/suite seeds="1 2 3 4 5" minatar_steps=5000000
 tasks=()
 while [ $# -gt 0 ]; do
@@ -113,5 +113,5 @@ for s in "${specs[@]}"; do
     echo "   $(tail -n 1 "$run_dir/scores.txt" | cut -f1,3,4) (steps, elapsed s, last mean)"
   done
 done
-python3 scripts/suite_report.py "$dir"
+python3 scripts/experiments/suite_report.py "$dir"
 echo "wrote $dir/README.md"

@@ -3,11 +3,11 @@
 # on CartPole-v1, Pendulum-v1, MinAtar/Breakout and ConnectFour with their
 # presets and records one evaluation episode (ConnectFour: one game against
 # the random player) of each with --demo --record.
-#   scripts/record_pictures.sh [OUT_DIR] [BREAKOUT_STEPS]
+#   scripts/experiments/record_pictures.sh [OUT_DIR] [BREAKOUT_STEPS]
 # OUT_DIR defaults to docs/pictures; BREAKOUT_STEPS to 2000000 (about 3
 # minutes on 2 cores). Needs a built build/apps/train_a3c.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=${1:-docs/pictures}
 breakout_steps=${2:-2000000}
 bin=build/apps/train_a3c

@@ -20,9 +20,9 @@
 #     seeds SEEDS. -> docs/curriculum/cartpole-length.{tsv,md}.
 # About 20 minutes on a 2-core machine.
 #
-# Usage: scripts/curriculum_experiments.sh [SEEDS]   (after a Release build)
+# Usage: scripts/experiments/curriculum_experiments.sh [SEEDS]   (after a Release build)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seeds=${1:-"0 1 2"}
 bin=build/apps/train_a3c
 [ -x "$bin" ] || { echo "curriculum_experiments: build $bin first" >&2; exit 1; }
@@ -111,7 +111,7 @@ done
 {
   echo "# Environment parameters and curricula: measured runs"
   echo
-  echo "Made by \`scripts/curriculum_experiments.sh\` (seeds: $seeds) on a $(nproc)-core"
+  echo "Made by \`scripts/experiments/curriculum_experiments.sh\` (seeds: $seeds) on a $(nproc)-core"
   echo "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)."
   echo
   echo "## MountainCar-v0, 5M steps, 2 processes, evaluations on the default parameters"

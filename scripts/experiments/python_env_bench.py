@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Steps per second of asyncrl's environments from Python (asyncrl.make_vec),
 for 1 and 64 environments, actions drawn in advance (docs/python.md).
-Usage: PYTHONPATH=build/python scripts/python_env_bench.py [NAME...]
+Usage: PYTHONPATH=build/python scripts/experiments/python_env_bench.py [NAME...]
 Prints one line per environment and batch size: env steps/s (each of the
 batch's environments counts), the median of 5 runs of ~1 s each."""
 import statistics

@@ -3,17 +3,17 @@
 # CartPole-v1 runs to an evaluation mean of 475 within 2M steps, one line per
 # run appended to docs/collapse/runs.tsv.
 #
-#   scripts/collapse_sweep.sh TAG PROCESSES "SEEDS" [train_a3c flags...]
-#   scripts/collapse_sweep.sh --summary [runs.tsv]   (table; also draws
+#   scripts/experiments/collapse_sweep.sh TAG PROCESSES "SEEDS" [train_a3c flags...]
+#   scripts/experiments/collapse_sweep.sh --summary [runs.tsv]   (table; also draws
 #       docs/collapse/reached.svg: the share of runs that reached 475 against
 #       --lr, per --rmsprop-epsilon and number of processes)
 #
-# e.g. scripts/collapse_sweep.sh lr6e-3 16 "0 1 2 3 4 5" --lr 6e-3
+# e.g. scripts/experiments/collapse_sweep.sh lr6e-3 16 "0 1 2 3 4 5" --lr 6e-3
 # PREFIX is put before the command (e.g. PREFIX="taskset -c 0").
 # A run counts as collapsed when its last average_entropy is below 1e-3
 # (CartPole's two actions: ln 2 = 0.69 is uniform).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 tsv=${TSV:-$root/docs/collapse/runs.tsv}
 if [[ ${1:-} == --summary ]]; then
   python3 - "${2:-$tsv}" <<'PY'

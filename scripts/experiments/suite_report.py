@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Summarises the runs of scripts/suite.sh: one table and one SVG per task.
+"""Summarises the runs of scripts/experiments/suite.sh: one table and one SVG per task.
 
-Usage: scripts/suite_report.py DIR
+Usage: scripts/experiments/suite_report.py DIR
 DIR holds DIR/tasks.tsv (task, bar, budget, whether runs stop at the bar,
 flags: written by suite.sh) and
 DIR/runs/<task>/<seed>/scores.txt plus DIR/runs/<task>/<seed>/wall_s (the
@@ -155,11 +155,11 @@ def svg(task, bar, budget, runs):
 
 def main():
     if len(sys.argv) != 2:
-        raise SystemExit("usage: scripts/suite_report.py DIR")
+        raise SystemExit("usage: scripts/experiments/suite_report.py DIR")
     root = sys.argv[1]
     tasks_path = os.path.join(root, "tasks.tsv")
     if not os.path.exists(tasks_path):
-        raise SystemExit(f"{tasks_path}: missing; run scripts/suite.sh first")
+        raise SystemExit(f"{tasks_path}: missing; run scripts/experiments/suite.sh first")
     lines = ["| task | bar | within | seeds reaching | best: median / IQM [95% CI] | "
              "final (last 3): median / IQM [95% CI] | "
              "final, training (last 100 episodes): median / IQM [95% CI] | "
@@ -216,7 +216,7 @@ def main():
             with open(os.path.join(root, f"{task}.svg"), "w", encoding="utf-8") as out:
                 out.write(svg(task, bar, budget, runs))
     with open(os.path.join(root, "README.md"), "w", encoding="utf-8") as out:
-        out.write("# The benchmark suite (written by scripts/suite_report.py)\n\n")
+        out.write("# The benchmark suite (written by scripts/experiments/suite_report.py)\n\n")
         out.write("\n".join(lines) + "\n\n")
         out.write("Median / IQM [95% bootstrap interval of the IQM] over the seeds; "
                   "\"final\" is the mean of the last three evaluations, \"final, "
@@ -227,7 +227,7 @@ def main():
                   "counting as slower than any that does. Time to bar is scores.txt's "
                   "`elapsed` (training only); the whole run includes start-up and the "
                   "evaluations after the bar. Each task's curves: `<task>.svg`.\n\n")
-        out.write("Commands (`--outdir` and `--quiet` added by scripts/suite.sh):\n\n")
+        out.write("Commands (`--outdir` and `--quiet` added by scripts/experiments/suite.sh):\n\n")
         out.write("\n".join(commands) + "\n")
 
 

@@ -16,10 +16,10 @@
 #     workers against 2 hosts x 1 worker, seeds 1-5.
 # Prints markdown tables; docs/hosts/README.md holds one run's output.
 #
-# Usage: scripts/hosts.sh [PARTS]   e.g. scripts/hosts.sh 1 2   (default all)
+# Usage: scripts/experiments/hosts.sh [PARTS]   e.g. scripts/experiments/hosts.sh 1 2   (default all)
 # Needs build/apps/train_a3c (a Release build).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 bin=build/apps/train_a3c
 [ -x "$bin" ] || { echo "hosts: build $bin first" >&2; exit 1; }
 parts=("$@")

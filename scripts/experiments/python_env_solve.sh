@@ -4,9 +4,9 @@
 # run per seed, and prints per seed: the wall time of the whole command, the
 # steps it took, and the agent it ended with (successful/) re-evaluated on
 # 100 fresh episodes (--demo, seeds other than the run's).
-# Usage: scripts/python_env_solve.sh [PROCESSES] [SEEDS...]   (default 2; 1-5)
+# Usage: scripts/experiments/python_env_solve.sh [PROCESSES] [SEEDS...]   (default 2; 1-5)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 processes=${1:-2}
 shift || true
 seeds=("$@")

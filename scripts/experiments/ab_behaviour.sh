@@ -4,13 +4,13 @@
 # minatar-conv, an LSTM arch, a curriculum that advances twice, TicTacToe
 # self-play) and compares scores.txt without its elapsed column and every
 # checkpoint decoded without its time and revision fields.
-# Usage: scripts/ab_behaviour.sh OLD_TRAIN_A3C NEW_TRAIN_A3C
+# Usage: scripts/experiments/ab_behaviour.sh OLD_TRAIN_A3C NEW_TRAIN_A3C
 # AB_NEW_FLAGS="flag ...": flags only the new binary has, left out of the
 # checkpoints' recorded options (a new flag at its default is recorded).
 # Prints IDENTICAL, or the differences and exits 1.
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 OLD_TRAIN_A3C NEW_TRAIN_A3C" >&2; exit 2; }
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cat > "$work/curriculum.yaml" <<'YAML'

@@ -6,10 +6,10 @@
 # on and off. Prints one markdown row per run: global steps/s from the
 # run's own wall time (command start to exit, so fork and setup count).
 #
-# Usage: scripts/scaling.sh [PROCESS COUNTS...]   e.g. scripts/scaling.sh 1 2 4
+# Usage: scripts/experiments/scaling.sh [PROCESS COUNTS...]   e.g. scripts/experiments/scaling.sh 1 2 4
 # Needs build/apps/train_a3c.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 bin=build/apps/train_a3c
 [ -x "$bin" ] || { echo "scaling: build $bin first" >&2; exit 1; }
 counts=("$@")

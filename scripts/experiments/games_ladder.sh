@@ -7,13 +7,13 @@
 # -> one row per checkpoint appended to docs/games/ladder-<game>.tsv:
 #    label, steps, wall seconds (as given), then the score per opponent.
 #
-# Usage: scripts/games_ladder.sh GAME LABEL WALL_SECONDS CHECKPOINT_DIR
-#   scripts/games_ladder.sh ConnectFour "both, board-conv config" 1234 \
+# Usage: scripts/experiments/games_ladder.sh GAME LABEL WALL_SECONDS CHECKPOINT_DIR
+#   scripts/experiments/games_ladder.sh ConnectFour "both, board-conv config" 1234 \
 #     results/<run>/15000000_finish
 # Environment: GAMES (200), SOLVER_GAMES (50).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-game=${1:?usage: scripts/games_ladder.sh GAME LABEL WALL_SECONDS CHECKPOINT}
+cd "$(dirname "$0")/../.."
+game=${1:?usage: scripts/experiments/games_ladder.sh GAME LABEL WALL_SECONDS CHECKPOINT}
 label=${2:?}
 wall=${3:?}
 checkpoint=${4:?}

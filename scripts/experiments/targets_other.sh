@@ -2,7 +2,7 @@
 # Beyond CartPole: the reference's settings (train_a3c's defaults: n-step
 # target, lr 7e-4, RMSprop eps 0.1, one environment per worker) against
 # batched environments and the new targets, on 2 worker processes, with
-# scripts/wall_time.sh:
+# scripts/experiments/wall_time.sh:
 #   MinAtar/Breakout to an evaluation mean >= 17.5 within 5M steps;
 #   MinAtar/Asterix and Seaquest: the best evaluation mean in 5M steps;
 #   Acrobot-v1 to >= -100 and Pendulum-v1 (Gaussian policy) to >= -200
@@ -13,15 +13,15 @@
 # The settings are spelled out, so the rows do not depend on train_a3c's
 # defaults. About 25 minutes on a 2-core machine.
 #
-# Usage: scripts/targets_other.sh [SEEDS [SLOW_SEEDS]]   (after a Release build)
+# Usage: scripts/experiments/targets_other.sh [SEEDS [SLOW_SEEDS]]   (after a Release build)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seeds=${1:-"1 2 3 4 5"}
 slow=${2:-"1"}
 out=docs/targets/other.tsv
 mkdir -p docs/targets
 rm -f "$out"
-run() { scripts/wall_time.sh "$out" "$@" | tail -n 1; }
+run() { scripts/experiments/wall_time.sh "$out" "$@" | tail -n 1; }
 # The reference's settings: one environment per worker, n-step target;
 # lr 7e-4 and eps 0.1 for the gym tasks (MinAtar's were already 2e-3 and
 # 1e-5, the image defaults before they became everyone's).
@@ -48,5 +48,5 @@ for env in Acrobot-v1:-100 Pendulum-v1:-200; do
   run "$name/e16/gae" "$score" 2000000 "$slow" "${common[@]}" "${fast[@]}" \
     --policy-target gae
 done
-scripts/targets_table.sh "$out" > docs/targets/other.md
+scripts/experiments/targets_table.sh "$out" > docs/targets/other.md
 cat docs/targets/other.md

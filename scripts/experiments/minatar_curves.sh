@@ -5,10 +5,10 @@
 # batched runs), whose scores.txt and
 # scores.svg are copied to docs/minatar/<Game>.txt and <Game>.svg.
 #
-# Usage: scripts/minatar_curves.sh STEPS GAME...   (after a Release build)
-#   e.g. scripts/minatar_curves.sh 5000000 Breakout
+# Usage: scripts/experiments/minatar_curves.sh STEPS GAME...   (after a Release build)
+#   e.g. scripts/experiments/minatar_curves.sh 5000000 Breakout
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 if [ $# -lt 2 ]; then
   echo "usage: $0 STEPS GAME... (games: Asterix Breakout Freeway Seaquest SpaceInvaders)" >&2
   exit 2

@@ -12,12 +12,12 @@
 # [min-max] of each and the ratios of the medians. A run that fails stops
 # the script, which keeps the rates measured so far and says where.
 #
-# Usage: scripts/speed_ab.sh OLD_TRAIN_A3C NEW_TRAIN_A3C [ROUNDS]
+# Usage: scripts/experiments/speed_ab.sh OLD_TRAIN_A3C NEW_TRAIN_A3C [ROUNDS]
 #   e.g. (the "before", main at 0b6c0ed, built in a worktree):
 #   git worktree add ../before 0b6c0ed
 #   cmake -S ../before -B ../before/build -G Ninja -DCMAKE_BUILD_TYPE=Release
 #   ninja -C ../before/build train_a3c
-#   scripts/speed_ab.sh ../before/build/apps/train_a3c build/apps/train_a3c
+#   scripts/experiments/speed_ab.sh ../before/build/apps/train_a3c build/apps/train_a3c
 # OPENBLAS_CORETYPE is passed on as set: unset it to measure the kernel
 # OpenBLAS picks for the CPU.
 set -euo pipefail
