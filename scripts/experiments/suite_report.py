@@ -167,6 +167,7 @@ def main():
              "time to bar (median, s) | whole run (median, s) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     commands = []
+    curve_tasks = []
     with open(tasks_path, encoding="utf-8") as f:
         for line in f:
             task, bar, budget, stop, flags = line.rstrip("\n").split("\t", 4)
@@ -215,6 +216,7 @@ def main():
                             f"(seeds {', '.join(s for s, _ in runs)})")
             with open(os.path.join(root, f"{task}.svg"), "w", encoding="utf-8") as out:
                 out.write(svg(task, bar, budget, runs))
+            curve_tasks.append(task)
     with open(os.path.join(root, "README.md"), "w", encoding="utf-8") as out:
         out.write("# The benchmark suite (written by scripts/experiments/suite_report.py)\n\n")
         out.write("\n".join(lines) + "\n\n")
@@ -226,9 +228,14 @@ def main():
                   "to the bar are medians over all seeds, a seed that never reaches it "
                   "counting as slower than any that does. Time to bar is scores.txt's "
                   "`elapsed` (training only); the whole run includes start-up and the "
-                  "evaluations after the bar. Each task's curves: `<task>.svg`.\n\n")
+                  "evaluations after the bar. Each task's curves: `<task>.svg`, "
+                  "below.\n\n")
         out.write("Commands (`--outdir` and `--quiet` added by scripts/experiments/suite.sh):\n\n")
         out.write("\n".join(commands) + "\n")
+        out.write("\n## Curves\n\nEvery seed's evaluation means against steps; "
+                  "the bar dashed.\n\n")
+        for task in curve_tasks:
+            out.write(f"![{task}]({task}.svg)\n\n")
 
 
 if __name__ == "__main__":
