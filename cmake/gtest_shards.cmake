@@ -1,5 +1,5 @@
 # asyncrl_add_gtest_shards(TARGET [PER N] [TIMEOUT S] [LABELS L...]
-#                          [ENVIRONMENT VAR=VALUE...] [COSTS SUITE=SECONDS...])
+#                          [ENVIRONMENT VAR=VALUE...])
 #
 # Registers TARGET's GoogleTest tests with CTest one process per test suite,
 # a suite of more than PER tests (default 8) as several processes (GoogleTest's
@@ -15,16 +15,11 @@
 # one, which --output-on-failure shows). One test by hand:
 # build/tests/TARGET --gtest_filter=Suite.Name.
 #
-# COSTS: the seconds a shard of SUITE takes (its CTest COST), so that a
-# first run, with no timings of its own yet, starts the long suites first
-# instead of ending on one of them with the other cores idle.
-#
 # The list is taken from the built binary (--gtest_list_tests) after each
 # link, as gtest_discover_tests does, so a test added to a file needs no
 # CMake change.
 function(asyncrl_add_gtest_shards target)
-  cmake_parse_arguments(arg "" "PER;TIMEOUT" "LABELS;ENVIRONMENT;COSTS"
-                        ${ARGN})
+  cmake_parse_arguments(arg "" "PER;TIMEOUT" "LABELS;ENVIRONMENT" ${ARGN})
   if(NOT arg_PER)
     set(arg_PER 8)
   endif()
@@ -41,7 +36,6 @@ function(asyncrl_add_gtest_shards target)
     "set(TIMEOUT [==[${arg_TIMEOUT}]==])\n"
     "set(LABELS [==[${arg_LABELS}]==])\n"
     "set(ENVIRONMENT [==[${arg_ENVIRONMENT}]==])\n"
-    "set(COSTS [==[${arg_COSTS}]==])\n"
     "set(WORKING_DIRECTORY [==[${dir}]==])\n")
   string(CONCAT args_text ${args_text})
   file(WRITE ${args_file} "${args_text}")
