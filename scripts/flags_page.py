@@ -56,8 +56,9 @@ def parse_help(text):
     return groups
 
 
-def cell(text):
-    return text.replace("|", "\\|")
+def escape(text):
+    """--help's text as Markdown shows it literally (<run>, *, _)."""
+    return re.sub(r"([\\`*_<>\[\]])", r"\\\1", text)
 
 
 def render(groups):
@@ -73,13 +74,10 @@ def render(groups):
     for name, options in groups:
         out.append("## " + name)
         out.append("")
-        out.append("| flag | default | what it does |")
-        out.append("| --- | --- | --- |")
         for flag, takes_value, default, description in options:
             shown = "`%s VALUE`" % flag if takes_value else "`%s`" % flag
-            value = "`%s`" % default if default is not None else ""
-            out.append("| %s | %s | %s |" % (shown, cell(value),
-                                             cell(description)))
+            value = " (default `%s`)" % default if default is not None else ""
+            out.append("- **%s**%s: %s" % (shown, value, escape(description)))
         out.append("")
     return "\n".join(out)
 
