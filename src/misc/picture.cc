@@ -68,12 +68,14 @@ void Picture::FillPolygon(const std::vector<Point>& points, Color color) {
   double top = points[0].y;
   double bottom = points[0].y;
   for (const Point& p : points) {
+    if (!std::isfinite(p.x) || !std::isfinite(p.y)) return;  // No shape.
     top = std::min(top, p.y);
     bottom = std::max(bottom, p.y);
   }
-  const int y_first = std::max(0, static_cast<int>(std::ceil(top - 0.5)));
-  const int y_last =
-      std::min(height_ - 1, static_cast<int>(std::floor(bottom - 0.5)));
+  // Clamped as doubles first: any finite coordinate converts safely.
+  const int y_first = static_cast<int>(std::max(0.0, std::ceil(top - 0.5)));
+  const int y_last = static_cast<int>(
+      std::min(static_cast<double>(height_ - 1), std::floor(bottom - 0.5)));
   std::vector<double> crossings;
   for (int y = y_first; y <= y_last; ++y) {
     const double cy = y + 0.5;
@@ -86,24 +88,24 @@ void Picture::FillPolygon(const std::vector<Point>& points, Color color) {
     }
     std::sort(crossings.begin(), crossings.end());
     for (size_t i = 0; i + 1 < crossings.size(); i += 2) {
-      const int x_first =
-          std::max(0, static_cast<int>(std::ceil(crossings[i] - 0.5)));
-      const int x_last = std::min(
-          width_ - 1, static_cast<int>(std::floor(crossings[i + 1] - 0.5)));
-      if (x_first > x_last) continue;
+      const double first = std::max(0.0, std::ceil(crossings[i] - 0.5));
+      const double last = std::min(static_cast<double>(width_ - 1),
+                                   std::floor(crossings[i + 1] - 0.5));
+      if (!(first <= last)) continue;
       uint8_t* row = pixels_.data() + static_cast<size_t>(y) * width_;
-      std::fill(row + x_first, row + x_last + 1, static_cast<uint8_t>(color));
+      std::fill(row + static_cast<int>(first), row + static_cast<int>(last) + 1,
+                static_cast<uint8_t>(color));
     }
   }
 }
 
 void Picture::FillCircle(double cx, double cy, double radius, Color color) {
-  // A polygon fine enough that its edges stay within a quarter pixel.
-  const int sides = std::clamp(
-      static_cast<int>(std::ceil(
-          M_PI /
-          std::acos(std::max(-1.0, 1.0 - 0.25 / std::max(radius, 0.25))))),
-      8, 256);
+  if (!(radius > 0)) return;
+  // A regular polygon whose edges stay within a quarter pixel of the circle:
+  // its sagitta, radius * (1 - cos(pi / sides)), at most 1/4.
+  const double half_angle = std::acos(std::max(0.0, 1.0 - 0.25 / radius));
+  const int sides =
+      std::clamp(static_cast<int>(std::ceil(M_PI / half_angle)), 8, 256);
   std::vector<Point> points(sides);
   for (int i = 0; i < sides; ++i) {
     const double a = 2 * M_PI * i / sides;

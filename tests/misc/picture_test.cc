@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cmath>
 #include <filesystem>
 #include <stdexcept>
 
@@ -49,7 +50,7 @@ TEST(PictureTest, ShapesCoverThePixelsWhoseCentresTheyHold) {
   EXPECT_EQ(Count(p, Color::kLink), 80);
 }
 
-TEST(PictureTest, ShapesOutsideThePictureAreClipped) {
+TEST(PictureTest, ShapesAreClippedAndNonShapesDrawNothing) {
   Picture p;
   p.Reset(10, 10, Color::kWhite);
   p.FillRect(-100, -100, 5, 200, Color::kBlack);
@@ -57,6 +58,12 @@ TEST(PictureTest, ShapesOutsideThePictureAreClipped) {
   p.FillCircle(1000, 1000, 5, Color::kRed);
   EXPECT_EQ(Count(p, Color::kRed), 0);
   p.FillPolygon({{0, 0}, {1, 1}}, Color::kRed);  // Not a shape.
+  p.FillCircle(5, 5, 0, Color::kRed);
+  p.FillCircle(5, 5, -3, Color::kRed);
+  p.FillCircle(5, 5, std::nan(""), Color::kRed);
+  p.FillPolygon({{0, 0}, {std::nan(""), 5}, {5, 5}}, Color::kRed);
+  p.FillRect(-1e300, -1e300, 1e300, 1e300, Color::kGrey);  // All of it.
+  EXPECT_EQ(Count(p, Color::kGrey), 100);
   EXPECT_EQ(Count(p, Color::kRed), 0);
 }
 
