@@ -200,8 +200,6 @@ class TrainerRun {
                 << std::endl;
     }
     if (record) {
-      env->RecordTo(nullptr);
-      if (game != nullptr) game->RecordTo(nullptr);
       record->Save();
       Log(LogLevel::kInfo, "Recorded " + std::to_string(record->frames()) +
                                " frames to " + f_.record_file);

@@ -177,7 +177,7 @@ TEST(RenderMinAtarTest, EachCellHasItsHighestChannelsColour) {
   EXPECT_GT(filled, 10);  // The bricks, the paddle, the ball.
 }
 
-TEST(RenderTest, AnEnvironmentWithoutAPictureSaysSo) {
+TEST(RenderWrapperTest, AnEnvironmentWithoutAPictureSaysSoThroughItsWrapper) {
   class Bare : public Env {
    public:
     std::string Name() const override { return "Bare"; }
