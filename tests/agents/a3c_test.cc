@@ -19,6 +19,9 @@
 #include "reference_targets.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace a3c_test {
 namespace {
 
 // logits = obs @ W, value = obs @ u: small enough to compute by hand.
@@ -845,4 +848,5 @@ TEST_F(A3CTest, SaveAndLoadRoundTripThroughSharedState) {
 }
 
 }  // namespace
+}  // namespace a3c_test
 }  // namespace asyncrl

@@ -18,6 +18,9 @@
 #include "gradient_check.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace actor_critic_test {
 namespace {
 
 // Per pass: L = sum_i [ -r_i log pi(a_i) - 0.01 H_i + (v_i - r_i)^2 / 2 ],
@@ -361,4 +364,5 @@ TEST(StepSizeFactorTest, OptionsOutsideTheirRangesAreRefused) {
 }
 
 }  // namespace
+}  // namespace actor_critic_test
 }  // namespace asyncrl

@@ -22,6 +22,9 @@
 #include "gradient_check.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace dense_path_test {
 namespace {
 
 struct ArchCase {
@@ -617,10 +620,10 @@ std::vector<ArchCase> ConvCases() {
 
 std::vector<ArchCase> AllCases() {
   std::vector<ArchCase> cases = {
-      ArchCase{"fc_softmax_default", false, 4, 2, {200, 200}},
-      ArchCase{"fc_softmax_small", false, 6, 5, {16}},
-      ArchCase{"fc_gaussian_default", true, 3, 1, {64, 64}},
-      ArchCase{"fc_gaussian_small", true, 5, 3, {8, 12, 6}},
+      ArchCase{"fc_softmax_default", false, 4, 2, {200, 200}, "", {}},
+      ArchCase{"fc_softmax_small", false, 6, 5, {16}, "", {}},
+      ArchCase{"fc_gaussian_default", true, 3, 1, {64, 64}, "", {}},
+      ArchCase{"fc_gaussian_small", true, 5, 3, {8, 12, 6}, "", {}},
       // --activation against each arch's own.
       ArchCase{"fc_softmax_tanh", false, 6, 5, {16, 8}, "", {}, 0, "tanh"},
       ArchCase{"fc_gaussian_relu", true, 5, 3, {8, 12}, "", {}, 0, "relu"}};
@@ -906,8 +909,8 @@ TEST_P(DenseLstmPathTest, OutputGradientEqualsAutogradOfTheLossInDouble) {
 INSTANTIATE_TEST_SUITE_P(
     Archs, DenseLstmPathTest,
     ::testing::Values(
-        ArchCase{"fc_softmax_lstm", false, 5, 3, {}, "fc-softmax-lstm"},
-        ArchCase{"fc_gaussian_lstm", true, 4, 2, {}, "fc-gaussian-lstm"},
+        ArchCase{"fc_softmax_lstm", false, 5, 3, {}, "fc-softmax-lstm", {}},
+        ArchCase{"fc_gaussian_lstm", true, 4, 2, {}, "fc-gaussian-lstm", {}},
         ArchCase{"minatar_conv_lstm",
                  false,
                  4 * 5 * 5,
@@ -940,9 +943,9 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(DensePathAgentTest, FastAndLibTorchAgentsActAndLearnAlike) {
   ConfigureTorchForFork();
   const std::vector<ArchCase> cases = {
-      {"fc-softmax", false, 4, 3, {32, 32}},
+      {"fc-softmax", false, 4, 3, {32, 32}, "", {}},
       {"fc-softmax tanh", false, 4, 3, {32, 32}, "", {}, 0, "tanh"},
-      {"fc-gaussian", true, 4, 2, {32, 32}},
+      {"fc-gaussian", true, 4, 2, {32, 32}, "", {}},
       {"minatar-conv", false, 4 * 5 * 5, 3, {}, "minatar-conv", {4, 5, 5}},
       // Frames of 0s and 1s, as MinAtar's: the first convolution over the
       // inputs set (DenseActorCritic::SparseInputs::kAuto).
@@ -963,8 +966,8 @@ TEST(DensePathAgentTest, FastAndLibTorchAgentsActAndLearnAlike) {
        {},
        "minatar-conv",
        {4, 5, 5}},
-      {"fc-softmax-lstm", false, 4, 3, {}, "fc-softmax-lstm"},
-      {"fc-gaussian-lstm", true, 4, 2, {}, "fc-gaussian-lstm"},
+      {"fc-softmax-lstm", false, 4, 3, {}, "fc-softmax-lstm", {}},
+      {"fc-gaussian-lstm", true, 4, 2, {}, "fc-gaussian-lstm", {}},
       {"minatar-conv-lstm",
        false,
        4 * 5 * 5,
@@ -1134,4 +1137,5 @@ TEST(DenseLayoutTest, RefusesADescriptionThatMissesParameters) {
 }
 
 }  // namespace
+}  // namespace dense_path_test
 }  // namespace asyncrl

@@ -15,6 +15,9 @@
 #include "gradient_check.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace distributions_test {
 namespace {
 
 std::vector<float> Floats(const torch::Tensor& t) {
@@ -299,4 +302,5 @@ TEST_F(DistributionsTest, EvaluateActionsPicksThePolicyOfTheKind) {
 }
 
 }  // namespace
+}  // namespace distributions_test
 }  // namespace asyncrl

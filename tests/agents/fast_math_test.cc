@@ -11,6 +11,9 @@
 #include <vector>
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace fast_math_test {
 namespace {
 
 // |got - exact| in units of the float spacing at `exact`; under float's
@@ -124,4 +127,5 @@ TEST(FastMathTest, TanhWithinTwoUlpsAndOdd) {
 }
 
 }  // namespace
+}  // namespace fast_math_test
 }  // namespace asyncrl

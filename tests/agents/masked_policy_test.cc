@@ -13,6 +13,9 @@
 #include "asyncrl/agents/torch_setup.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace masked_policy_test {
 namespace {
 
 constexpr int64_t kPlanes = 6;   // Observation floats before the mask.
@@ -181,4 +184,5 @@ TEST(MaskLogitsTest, A3CRefusesAMaskThatDoesNotFitTheActions) {
 }
 
 }  // namespace
+}  // namespace masked_policy_test
 }  // namespace asyncrl

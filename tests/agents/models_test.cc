@@ -18,6 +18,9 @@
 #include "gradient_check.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace models_test {
 namespace {
 
 class ModelsTest : public ::testing::Test {
@@ -458,4 +461,5 @@ TEST_F(ModelsTest, RecurrentUnrollEqualsSteppingOneStepAtATime) {
 }
 
 }  // namespace
+}  // namespace models_test
 }  // namespace asyncrl

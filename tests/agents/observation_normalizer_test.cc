@@ -19,6 +19,9 @@
 #include "shared_area.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace observation_normalizer_test {
 namespace {
 
 using testing::Area;
@@ -319,4 +322,5 @@ TEST(ObservationNormalizerTest, CheckpointsRoundTripAndBadOnesChangeNothing) {
 }
 
 }  // namespace
+}  // namespace observation_normalizer_test
 }  // namespace asyncrl

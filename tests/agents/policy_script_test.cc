@@ -22,6 +22,9 @@
 #include "gradient_check.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace policy_script_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -307,4 +310,5 @@ TEST(PolicyScriptTest, SavingIntoAMissingFolderNamesThePath) {
 }
 
 }  // namespace
+}  // namespace policy_script_test
 }  // namespace asyncrl

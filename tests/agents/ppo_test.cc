@@ -23,6 +23,9 @@
 #include "reference_targets.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace ppo_test {
 namespace {
 
 using Obs = std::vector<float>;
@@ -396,4 +399,5 @@ TEST(PPOOptionsTest, InvalidOptionsNameTheField) {
 }
 
 }  // namespace
+}  // namespace ppo_test
 }  // namespace asyncrl

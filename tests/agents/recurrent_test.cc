@@ -19,6 +19,9 @@
 #include "reference_targets.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace recurrent_test {
 namespace {
 
 using Obs = std::vector<float>;
@@ -464,4 +467,5 @@ TEST(LstmCellTest, StepEqualsLibTorchsLstmCell) {
 }
 
 }  // namespace
+}  // namespace recurrent_test
 }  // namespace asyncrl

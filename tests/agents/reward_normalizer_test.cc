@@ -15,6 +15,9 @@
 #include "shared_area.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace reward_normalizer_test {
 namespace {
 
 using testing::Area;
@@ -148,4 +151,5 @@ TEST(RewardNormalizerTest, BadOptionsNameTheField) {
 }
 
 }  // namespace
+}  // namespace reward_normalizer_test
 }  // namespace asyncrl

@@ -18,6 +18,9 @@
 #include "reference_targets.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace targets_test {
 namespace {
 
 constexpr int64_t kC = Rollout::kContinue;
@@ -486,4 +489,5 @@ TEST(TargetsTest, NamesParseBackAndUnknownOnesAreRefused) {
 }
 
 }  // namespace
+}  // namespace targets_test
 }  // namespace asyncrl

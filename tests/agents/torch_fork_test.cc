@@ -10,6 +10,9 @@
 #include "asyncrl/misc/platform/process_group.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace torch_fork_test {
 namespace {
 
 TEST(TorchForkTest, ChildrenRunForwardAndBackwardAfterParent) {
@@ -73,4 +76,5 @@ TEST(TorchSetupTest, LibTorchRunsOnOpenBlas) {
 }
 
 }  // namespace
+}  // namespace torch_fork_test
 }  // namespace asyncrl

@@ -35,6 +35,9 @@
 #include "test_paths.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace export_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -524,4 +527,5 @@ TEST(ExportFlagsTest, ExportWritesThroughLinksLongNamesAndFailsCleanly) {
 }
 
 }  // namespace
+}  // namespace export_test
 }  // namespace asyncrl

@@ -26,6 +26,9 @@
 #include "test_paths.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace faults_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -443,4 +446,5 @@ TEST(TrainerFaultTest, FullDiskWhileSavingIsReportedAndKeepsTheGoodCheckpoint) {
 }
 
 }  // namespace
+}  // namespace faults_test
 }  // namespace asyncrl

@@ -17,6 +17,9 @@
 #include "test_paths.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace games_train_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -345,4 +348,5 @@ TEST(GamesTrainTest, BadGameFlagsExitTwoInOneLine) {
 }
 
 }  // namespace
+}  // namespace games_train_test
 }  // namespace asyncrl

@@ -29,6 +29,9 @@
 #include "spawned.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace hosts_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -807,4 +810,5 @@ TEST(DistOptionsTest, FingerprintsNameTheFlagBeforeTheSizes) {
 }
 
 }  // namespace
+}  // namespace hosts_test
 }  // namespace asyncrl

@@ -18,6 +18,9 @@
 #include "test_paths.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace python_env_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -136,4 +139,5 @@ INSTANTIATE_TEST_SUITE_P(EveryEnvironment, PythonEnvTest,
                          });
 
 }  // namespace
+}  // namespace python_env_test
 }  // namespace asyncrl

@@ -13,6 +13,9 @@
 #include "test_paths.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace python_worker_env_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -168,4 +171,5 @@ TEST(PythonWorkerEnvTest, AnEnvironmentThatFailsWhileTrainingStopsTheRun) {
 }
 
 }  // namespace
+}  // namespace python_worker_env_test
 }  // namespace asyncrl

@@ -13,6 +13,9 @@
 #include "test_paths.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace record_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -141,4 +144,5 @@ TEST(RecordFlagTest, APathThatCannotBeWrittenIsRefusedBeforeAnyEpisode) {
 }
 
 }  // namespace
+}  // namespace record_test
 }  // namespace asyncrl

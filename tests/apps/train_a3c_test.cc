@@ -23,6 +23,9 @@
 #include "test_paths.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace train_a3c_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -1956,4 +1959,5 @@ TEST(CustomEnvExampleTest, AnEnvironmentRegisteredByNameTrainsUnscaled) {
 }
 
 }  // namespace
+}  // namespace train_a3c_test
 }  // namespace asyncrl

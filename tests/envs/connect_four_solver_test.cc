@@ -10,6 +10,9 @@
 #include <random>
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace connect_four_solver_test {
 namespace {
 
 std::vector<int64_t> Columns(const std::string& digits) {
@@ -179,4 +182,5 @@ TEST(ConnectFourSolverTest, TheSolverOpponentKeepsTheValue) {
 }
 
 }  // namespace
+}  // namespace connect_four_solver_test
 }  // namespace asyncrl

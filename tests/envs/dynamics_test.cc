@@ -11,6 +11,9 @@
 #include "asyncrl/envs/pendulum.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace dynamics_test {
 namespace {
 
 constexpr double kTol = 1e-12;
@@ -126,4 +129,5 @@ TEST(PendulumDynamicsTest, AngleNormalizeWrapsIntoMinusPiPi) {
 }
 
 }  // namespace
+}  // namespace dynamics_test
 }  // namespace asyncrl

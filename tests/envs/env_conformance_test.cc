@@ -13,6 +13,9 @@
 #include "asyncrl/misc/rng.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace env_conformance_test {
 namespace {
 
 class EnvConformanceTest : public ::testing::TestWithParam<std::string> {
@@ -268,4 +271,5 @@ INSTANTIATE_TEST_SUITE_P(AllRegistered, EnvConformanceTest,
                          });
 
 }  // namespace
+}  // namespace env_conformance_test
 }  // namespace asyncrl

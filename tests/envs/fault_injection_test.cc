@@ -7,6 +7,9 @@
 #include "asyncrl/envs/registry.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace fault_injection_test {
 namespace {
 
 TEST(FaultSpecTest, ParsesEveryField) {
@@ -59,4 +62,5 @@ TEST(FaultyEnvTest, GivesANanRewardAtTheGivenStepOnly) {
 }
 
 }  // namespace
+}  // namespace fault_injection_test
 }  // namespace asyncrl

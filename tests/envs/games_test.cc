@@ -18,6 +18,9 @@
 #include "asyncrl/envs/games/tictactoe.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace games_test {
 namespace {
 
 // Plays `actions` in order from the initial position.
@@ -655,4 +658,5 @@ TEST_F(OpponentTest, DefaultEvalOpponentsWeakestFirst) {
 }
 
 }  // namespace
+}  // namespace games_test
 }  // namespace asyncrl

@@ -11,6 +11,9 @@
 #include "asyncrl/envs/registry.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace minatar_test {
 namespace {
 
 using Move = MinAtarGame::Move;
@@ -407,4 +410,5 @@ TEST(MinAtarSpaceInvadersTest, ShootingAliensPaysOneEach) {
 }
 
 }  // namespace
+}  // namespace minatar_test
 }  // namespace asyncrl

@@ -5,6 +5,9 @@
 #include "asyncrl/envs/wrappers.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace registry_test {
 namespace {
 
 TEST(EnvRegistryTest, UnknownNameListsEveryRegisteredName) {
@@ -69,4 +72,5 @@ TEST(EnvRegistryTest, DuplicateRegistrationIsRejected) {
 }
 
 }  // namespace
+}  // namespace registry_test
 }  // namespace asyncrl

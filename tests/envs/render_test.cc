@@ -18,6 +18,9 @@
 #include "experiments/test_basics.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace render_test {
 namespace {
 
 class CountingSink : public FrameSink {
@@ -198,4 +201,5 @@ TEST(RenderWrapperTest, AnEnvironmentWithoutAPictureSaysSoThroughItsWrapper) {
 }
 
 }  // namespace
+}  // namespace render_test
 }  // namespace asyncrl

@@ -12,6 +12,9 @@
 #include "asyncrl/envs/registry.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace wrappers_test {
 namespace {
 
 // An environment that returns the observation a test sets.
@@ -177,4 +180,5 @@ TEST(ScaleObservationsTest, UnboundedOrDiscreteSpacesAreRefusedByName) {
 }
 
 }  // namespace
+}  // namespace wrappers_test
 }  // namespace asyncrl

@@ -18,6 +18,9 @@
 #include "asyncrl/misc/platform/process_group.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace curriculum_test {
 namespace {
 
 Curriculum Parse(const std::string& text) {
@@ -670,4 +673,5 @@ TEST(CurriculumRunnerTest, LessonsAreSharedByWorkerProcesses) {
 }
 
 }  // namespace
+}  // namespace curriculum_test
 }  // namespace asyncrl

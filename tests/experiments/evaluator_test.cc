@@ -20,6 +20,9 @@
 #include "test_helpers.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace evaluator_test {
 namespace {
 
 using testing::ReadFile;
@@ -355,4 +358,5 @@ TEST(LinearEntropyWeightDecayTest, DecaysLinearlyToTheEnd) {
 }
 
 }  // namespace
+}  // namespace evaluator_test
 }  // namespace asyncrl

@@ -20,6 +20,9 @@
 #include "test_helpers.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace policy_collapse_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -406,4 +409,5 @@ TEST_F(PolicyCollapseExtensionTest,
 }
 
 }  // namespace
+}  // namespace policy_collapse_test
 }  // namespace asyncrl

@@ -15,6 +15,9 @@
 #include "test_basics.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace progress_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -177,4 +180,5 @@ TEST(MetricsChannelTest, RecordsFromChildrenReachTheParentWhole) {
 }
 
 }  // namespace
+}  // namespace progress_test
 }  // namespace asyncrl

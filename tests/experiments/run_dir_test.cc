@@ -11,6 +11,9 @@
 #include "test_basics.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace run_dir_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -74,4 +77,5 @@ TEST(RunDirTest, ShellQuoteQuotesOnlyWhatNeedsIt) {
 }
 
 }  // namespace
+}  // namespace run_dir_test
 }  // namespace asyncrl

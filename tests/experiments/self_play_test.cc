@@ -22,6 +22,9 @@
 #include "asyncrl/misc/validate.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace self_play_test {
 namespace {
 
 // Plays the lowest legal action of the mask (the observation's last
@@ -747,4 +750,5 @@ TEST(SelfPlayExtensionTest, BothSidesNeedsAnAgentThatTakesTurns) {
 }
 
 }  // namespace
+}  // namespace self_play_test
 }  // namespace asyncrl

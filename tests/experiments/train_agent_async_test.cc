@@ -22,6 +22,9 @@
 #include "test_helpers.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace train_agent_async_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -747,4 +750,5 @@ TEST_F(TrainAgentAsyncTest, LearnsCartPoleV0WithAFixedSeed) {
 }
 
 }  // namespace
+}  // namespace train_agent_async_test
 }  // namespace asyncrl

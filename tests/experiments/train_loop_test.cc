@@ -20,6 +20,9 @@
 #include "asyncrl/envs/games/self_play_env.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace train_loop_test {
 namespace {
 
 // What the agent was given at one BatchObserveAndTrain.
@@ -215,4 +218,5 @@ TEST_F(TrainLoopTurnsTest, AnOpponentsMovesNeverReachTheAgent) {
 }
 
 }  // namespace
+}  // namespace train_loop_test
 }  // namespace asyncrl

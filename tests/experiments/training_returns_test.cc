@@ -14,6 +14,9 @@
 #include "asyncrl/misc/platform/process_group.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace training_returns_test {
 namespace {
 
 // The extension placed in a region of its own, as the trainer does.
@@ -204,4 +207,5 @@ TEST(TrainingReturnsTest, ARunResumedFromBeforeTheColumnKeepsItsColumns) {
 }
 
 }  // namespace
+}  // namespace training_returns_test
 }  // namespace asyncrl

@@ -23,6 +23,9 @@
 #include "test_paths.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace blas_kernel_test {
 namespace {
 
 CpuFeatures Avx512() { return {true, true, true, true}; }
@@ -237,4 +240,5 @@ TEST(BlasKernelTest, AProgramStartedOnGenericKernelsRestartsOnTheBestOne) {
 }
 
 }  // namespace
+}  // namespace blas_kernel_test
 }  // namespace asyncrl

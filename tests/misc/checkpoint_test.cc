@@ -17,6 +17,9 @@
 #include "../experiments/test_basics.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace checkpoint_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -314,4 +317,5 @@ TEST(CheckpointFileTest, AFifoInsteadOfTheFileIsRefusedWithoutBlocking) {
 }
 
 }  // namespace
+}  // namespace checkpoint_test
 }  // namespace asyncrl

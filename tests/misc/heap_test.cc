@@ -17,6 +17,9 @@
 extern "C" char end;
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace heap_test {
 namespace {
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -90,4 +93,5 @@ TEST(HeapTest, InitialThresholdsMapTheBlockInstead) {
 }
 
 }  // namespace
+}  // namespace heap_test
 }  // namespace asyncrl

@@ -15,6 +15,9 @@
 #include "asyncrl/misc/timers.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace observability_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -221,4 +224,5 @@ TEST(TimerTreeTest, MergeSumsNodeByNodeAndSummaryShowsShares) {
 }
 
 }  // namespace
+}  // namespace observability_test
 }  // namespace asyncrl

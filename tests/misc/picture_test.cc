@@ -13,6 +13,9 @@
 #include "experiments/test_basics.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace picture_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -178,4 +181,5 @@ TEST(GifFileTest, ReadingAFileThatIsNotAGifSaysSo) {
 }
 
 }  // namespace
+}  // namespace picture_test
 }  // namespace asyncrl

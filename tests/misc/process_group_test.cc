@@ -16,6 +16,9 @@
 #include "asyncrl/misc/platform/futex.h"
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace process_group_test {
 namespace {
 
 class ProcessGroupTest : public ::testing::Test {
@@ -300,4 +303,5 @@ TEST(SharedRegionTest, NegativeSizesAreRejected) {
 }
 
 }  // namespace
+}  // namespace process_group_test
 }  // namespace asyncrl

@@ -5,6 +5,9 @@
 #include <stdexcept>
 
 namespace asyncrl {
+// Named apart from the other test files compiled with it in one unit
+// (tests/CMakeLists.txt: unity groups).
+namespace seeding_test {
 namespace {
 
 TEST(SeedingTest, FollowsTheReferenceFormula) {
@@ -29,4 +32,5 @@ TEST(SeedingTest, RejectsOutOfRangeInput) {
 }
 
 }  // namespace
+}  // namespace seeding_test
 }  // namespace asyncrl
