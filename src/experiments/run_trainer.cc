@@ -483,11 +483,14 @@ class TrainerRun {
   int Report(const TrainResult& result, const fs::path& run) const {
     if (result.exit_code != 0) {
       std::cerr << plugins_.program << ": " << result.message << std::endl;
-      // How each worker ended, when this host's workers are the story
-      // (not when another host stopped the run).
+      // How each other worker ended, when this host's workers are the story
+      // (not when another host stopped the run); the first failure is the
+      // line above.
       for (const WorkerEnd& w : result.report.workers) {
         if (result.report.Ok()) break;
-        std::cerr << plugins_.program << ":   " << w.Describe() << std::endl;
+        const std::string end = w.Describe();
+        if (end == result.message) continue;
+        std::cerr << plugins_.program << ":   " << end << std::endl;
       }
       if (!result.except_dir.empty()) {
         std::cerr << plugins_.program << ": saved " << result.except_dir

@@ -82,6 +82,10 @@ TEST_P(WorkerFaultTest, StopsEveryWorkerSavesExceptAndLeavesNoProcess) {
   EXPECT_EQ(run.Finish(), 1) << run.output();
   EXPECT_NE(run.output().find("train_a3c: worker 1 (pid "), std::string::npos)
       << run.output();
+  // The failure is said once: the other workers' ends follow it.
+  const size_t first = run.output().find("worker 1 (pid ");
+  EXPECT_EQ(run.output().find("worker 1 (pid ", first + 1), std::string::npos)
+      << run.output();
   for (const std::string& expected : GetParam().expected) {
     EXPECT_NE(run.output().find(expected), std::string::npos)
         << expected << "\n"
