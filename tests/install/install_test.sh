@@ -12,6 +12,14 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "install_test: FAILED: $*" >&2; exit 1; }
 
 prefix=$work/prefix
+# The examples compile through ccache when it is there, with paths hashed
+# relative to this run's folder, so that a second run of the test hits (the
+# folder's name changes every run). What is compiled is the same.
+launcher=()
+if command -v ccache > /dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=1
+fi
 cmake --install "$build" --prefix "$prefix" > "$work/install.log" ||
   { cat "$work/install.log"; fail "cmake --install"; }
 for f in lib/cmake/asyncrl/asyncrlConfig.cmake \
@@ -63,7 +71,7 @@ fi
 cp -r "$source/examples/custom_agent" "$work/example"
 cmake -S "$work/example" -B "$work/example-build" -G Ninja \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
-  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$work/configure.log" 2>&1 ||
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "${launcher[@]}" > "$work/configure.log" 2>&1 ||
   { cat "$work/configure.log"; fail "configuring the example"; }
 cmake --build "$work/example-build" > "$work/build.log" 2>&1 ||
   { cat "$work/build.log"; fail "building the example"; }
@@ -112,7 +120,7 @@ awk -F'\t' 'NR > 1 { if ($(NF-1) <= 0 || $NF < prev) bad = 1; prev = $NF; n++ }
 # registered by name, trained and played with the installed library.
 cp -r "$source/examples/custom_env" "$work/env-example"
 cmake -S "$work/env-example" -B "$work/env-example-build" -G Ninja \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" \
   > "$work/env-configure.log" 2>&1 ||
   { cat "$work/env-configure.log"; fail "configuring the environment example"; }
 cmake --build "$work/env-example-build" > "$work/env-build.log" 2>&1 ||
