@@ -20,6 +20,7 @@ packages=(
   pybind11-dev python3-dev     # the Python module (python/), Python environments in the workers
   python3-venv python3-pip python3-setuptools python3-wheel  # pip install . (pyproject.toml)
   mkdocs mkdocs-material       # the documentation site (mkdocs.yml), built by the tests
+  iproute2                     # the host tests in network namespaces (ip netns, tc)
 )
 
 missing=()

@@ -11,6 +11,7 @@ extern const char kPythonPackage[];  // "" when the build has no Python module.
 extern const char kTrainA3cBin[];
 extern const char kCustomAgentExampleBin[];
 extern const char kCustomEnvExampleBin[];
+extern const char kLinkRelayBin[];
 extern const char kSourceDir[];
 }  // namespace asyncrl::testing::paths
 
@@ -20,6 +21,7 @@ extern const char kSourceDir[];
 #define CUSTOM_AGENT_EXAMPLE_BIN \
   ::asyncrl::testing::paths::kCustomAgentExampleBin
 #define CUSTOM_ENV_EXAMPLE_BIN ::asyncrl::testing::paths::kCustomEnvExampleBin
+#define LINK_RELAY_BIN ::asyncrl::testing::paths::kLinkRelayBin
 #define ASYNCRL_SOURCE_DIR ::asyncrl::testing::paths::kSourceDir
 
 #endif  // ASYNCRL_TESTS_TEST_PATHS_H_

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -606,7 +607,7 @@ class NamespaceHostsTest : public ::testing::Test {
         "--node-rank",
         std::to_string(rank),
         "--master-addr",
-        "10.231.0.1:29500",
+        master_,
         "--sync-interval",
         "0.05",
         "--quiet"};
@@ -616,50 +617,159 @@ class NamespaceHostsTest : public ::testing::Test {
         std::vector<std::string>{"ip", "netns", "exec", ns_[rank]});
   }
 
-  std::string ns_[2];
+  // Two hosts train 30001 steps: both end well with the same parameters and
+  // rank 0 saves 30001_finish/. Returns rank 0's output.
+  std::string TrainToTheEnd(const std::string& name) {
+    TempDir dir(name);
+    auto rank0 = Host(dir, 0, "30001", {"--dist-timeout", "30"});
+    auto rank1 = Host(dir, 1, "30001", {"--dist-timeout", "30"});
+    EXPECT_EQ(rank0->Finish(), 0) << rank0->output();
+    EXPECT_EQ(rank1->Finish(), 0) << rank1->output();
+    EXPECT_EQ(Digest(*rank0), Digest(*rank1));
+    EXPECT_TRUE(fs::exists(rank0->RunDir() / "30001_finish"));
+    return rank0->output();
+  }
+
+  // Two hosts train until `breaking` breaks their link mid-run: both stop
+  // with _except/, exit 1 and name the other (rank 0 may name its own
+  // store instead, which a request rank 1 was cut off in the middle of can
+  // block).
+  void BreakTheLinkMidRun(const std::string& name,
+                          const std::function<void()>& breaking) {
+    TempDir dir(name);
+    auto rank0 = Host(dir, 0, "1000000000", {"--dist-timeout", "3"});
+    auto rank1 = Host(dir, 1, "1000000000",
+                      {"--dist-timeout", "3", "--log-level", "debug"});
+    ASSERT_TRUE(rank1->WaitFor("[debug] outdir:")) << rank1->output();
+    ASSERT_NO_FATAL_FAILURE(breaking());
+    EXPECT_EQ(rank0->Finish(), 1) << rank0->output();
+    EXPECT_EQ(rank1->Finish(), 1) << rank1->output();
+    EXPECT_TRUE(
+        rank0->output().find("train_a3c: rank 0: rank 1 stopped answering") !=
+            std::string::npos ||
+        rank0->output().find("train_a3c: rank 0: this host's store at " +
+                             master_ + " did not answer its own request") !=
+            std::string::npos)
+        << rank0->output();
+    EXPECT_NE(
+        rank1->output().find("train_a3c: rank 1: rank 0 stopped answering"),
+        std::string::npos)
+        << rank1->output();
+    for (const Spawned* host : {rank0.get(), rank1.get()}) {
+      ExpectStoppedWithExcept(*host);
+    }
+  }
+
+  std::string ns_[2];  // The hosts' namespaces, rank 0's first.
   std::string link_[2];
+  std::string master_ = "10.231.0.1:29500";
   bool made_ = false;
 };
 
 TEST_F(NamespaceHostsTest, TrainBetweenTwoNamespaces) {
-  TempDir dir("hosts_netns");
-  auto rank0 = Host(dir, 0, "30001", {"--dist-timeout", "30"});
-  auto rank1 = Host(dir, 1, "30001", {"--dist-timeout", "30"});
-  ASSERT_EQ(rank0->Finish(), 0) << rank0->output();
-  ASSERT_EQ(rank1->Finish(), 0) << rank1->output();
-  EXPECT_EQ(Digest(*rank0), Digest(*rank1));
-  EXPECT_TRUE(fs::exists(rank0->RunDir() / "30001_finish"));
+  const std::string output = TrainToTheEnd("hosts_netns");
   // Not loopback: the warning, once.
   const std::string warning = "is not a loopback address";
-  const size_t at = rank0->output().find(warning);
-  EXPECT_NE(at, std::string::npos) << rank0->output();
-  EXPECT_EQ(rank0->output().find(warning, at + 1), std::string::npos);
+  const size_t at = output.find(warning);
+  EXPECT_NE(at, std::string::npos) << output;
+  EXPECT_EQ(output.find(warning, at + 1), std::string::npos);
 }
 
 TEST_F(NamespaceHostsTest, ACutLinkStopsBothHosts) {
-  TempDir dir("hosts_netns_cut");
-  auto rank0 = Host(dir, 0, "1000000000", {"--dist-timeout", "3"});
-  auto rank1 = Host(dir, 1, "1000000000",
-                    {"--dist-timeout", "3", "--log-level", "debug"});
-  ASSERT_TRUE(rank1->WaitFor("[debug] outdir:")) << rank1->output();
-  ASSERT_TRUE(Ip("-n " + ns_[0] + " link set " + link_[0] + " down"));
-  EXPECT_EQ(rank0->Finish(), 1) << rank0->output();
-  EXPECT_EQ(rank1->Finish(), 1) << rank1->output();
-  // Rank 0 names rank 1, or its own store, which a request rank 1 was cut
-  // off in the middle of can block.
-  EXPECT_TRUE(
-      rank0->output().find("train_a3c: rank 0: rank 1 stopped answering") !=
-          std::string::npos ||
-      rank0->output().find("train_a3c: rank 0: this host's store at "
-                           "10.231.0.1:29500 did not answer its own request") !=
-          std::string::npos)
-      << rank0->output();
-  EXPECT_NE(rank1->output().find("train_a3c: rank 1: rank 0 stopped answering"),
-            std::string::npos)
-      << rank1->output();
-  for (const Spawned* host : {rank0.get(), rank1.get()}) {
-    ExpectStoppedWithExcept(*host);
+  BreakTheLinkMidRun("hosts_netns_cut", [this] {
+    ASSERT_TRUE(Ip("-n " + ns_[0] + " link set " + link_[0] + " down"));
+  });
+}
+
+// Two hosts whose one link is imperfect: namespaces A (10.232.0.1) and B
+// (.2) each hold one end of a veth pair whose other ends are in a third
+// namespace, where asyncrl_link_relay carries every frame between them
+// after a chosen delay, or drops them all while the test has it stalled;
+// tc's token bucket (tbf) limits each host's sending rate. Root only.
+class RelayedHostsTest : public NamespaceHostsTest {
+ protected:
+  void SetUp() override {}  // Each test calls Make with its link.
+
+  // Builds the namespaces and starts the relay: `delay_ms` one way, each
+  // host sending at most `rate` (tc's units, e.g. "100mbit"; "" for no
+  // limit).
+  void Make(int delay_ms, const std::string& rate) {
+    const std::string id = std::to_string(getpid());
+    ns_[0] = "asyncrl_ra" + id;
+    ns_[1] = "asyncrl_rb" + id;
+    relay_ns_ = "asyncrl_rr" + id;
+    if (geteuid() != 0 || !Ip("netns add " + ns_[0])) {
+      GTEST_SKIP() << "network namespaces are not allowed here (needs root "
+                      "and `ip netns`): the namespace tests did not run";
+    }
+    made_ = true;
+    ASSERT_TRUE(Ip("netns add " + ns_[1]));
+    ASSERT_TRUE(Ip("netns add " + relay_ns_));
+    ASSERT_TRUE(Ip("-n " + relay_ns_ + " link set lo up"));
+    for (int i = 0; i < 2; ++i) {
+      const std::string side = i == 0 ? "a" : "b";
+      link_[i] = "h" + side + id;
+      const std::string far = "r" + side + id;
+      ASSERT_TRUE(Ip("link add " + link_[i] + " netns " + ns_[i] +
+                     " type veth peer name " + far + " netns " + relay_ns_));
+      ASSERT_TRUE(Ip("-n " + ns_[i] + " addr add 10.232.0." +
+                     std::to_string(i + 1) + "/24 dev " + link_[i]));
+      ASSERT_TRUE(Ip("-n " + ns_[i] + " link set " + link_[i] + " up"));
+      ASSERT_TRUE(Ip("-n " + ns_[i] + " link set lo up"));
+      ASSERT_TRUE(Ip("-n " + relay_ns_ + " link set " + far + " up"));
+      if (!rate.empty() &&
+          std::system(("ip netns exec " + ns_[i] + " tc qdisc add dev " +
+                       link_[i] + " root tbf rate " + rate +
+                       " burst 64kb latency 400ms >/dev/null 2>&1")
+                          .c_str()) != 0) {
+        GTEST_SKIP() << "tc's token bucket (tbf) is not available here "
+                        "(iproute2's tc, the kernel's sch_tbf): the rate-"
+                        "limited namespace test did not run";
+      }
+    }
+    master_ = "10.232.0.1:29500";
+    relay_ = std::make_unique<Spawned>(
+        std::vector<std::string>{"ra" + id, "rb" + id, std::to_string(delay_ms),
+                                 "600"},
+        "", RLIM_INFINITY,
+        std::vector<std::string>{"ip", "netns", "exec", relay_ns_},
+        LINK_RELAY_BIN);
+    ASSERT_TRUE(relay_->WaitFor("relay: ready")) << relay_->output();
   }
+
+  void TearDown() override {
+    if (relay_ != nullptr) {
+      kill(relay_->pid(), SIGKILL);
+      relay_->Finish();
+    }
+    if (!made_) return;
+    Ip("netns del " + relay_ns_);
+    NamespaceHostsTest::TearDown();
+  }
+
+  std::string relay_ns_;
+  std::unique_ptr<Spawned> relay_;
+};
+
+// 2 hosts at 100 Mbit/s with 20 ms each way (40 ms round trips, against
+// ~0.05 ms on loopback) train to the end and agree.
+TEST_F(RelayedHostsTest, TrainOverASlowFarLink) {
+  ASSERT_NO_FATAL_FAILURE(Make(20, "100mbit"));
+  if (IsSkipped()) return;
+  TrainToTheEnd("hosts_relay");
+}
+
+// A link that stops carrying anything, without a reset or a closed
+// connection (a dead router, a pulled cable far away), for longer than
+// --dist-timeout: both hosts stop with _except and name the rank that
+// stopped answering.
+TEST_F(RelayedHostsTest, AStalledLinkStopsBothHosts) {
+  ASSERT_NO_FATAL_FAILURE(Make(1, ""));
+  if (IsSkipped()) return;
+  BreakTheLinkMidRun("hosts_relay_stall", [this] {
+    ASSERT_EQ(kill(relay_->pid(), SIGUSR1), 0);
+    ASSERT_TRUE(relay_->WaitFor("relay: stalled")) << relay_->output();
+  });
 }
 
 // Options for a store of `nnodes` ranks on a free loopback port, each

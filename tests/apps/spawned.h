@@ -24,10 +24,11 @@ namespace asyncrl::testing {
 class Spawned {
  public:
   // `prefix`: a command that runs train_a3c (`ip netns exec NS`), looked up
-  // in PATH.
+  // in PATH. `program`: another program to run the same way.
   Spawned(const std::vector<std::string>& args, const std::string& fault,
           rlim_t file_size_limit = RLIM_INFINITY,
-          const std::vector<std::string>& prefix = {}) {
+          const std::vector<std::string>& prefix = {},
+          const char* program = TRAIN_A3C_BIN) {
     int fds[2];
     if (pipe(fds) != 0) std::abort();
     pid_ = fork();
@@ -47,7 +48,7 @@ class Spawned {
       }
       std::vector<char*> argv;
       for (const auto& a : prefix) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(const_cast<char*>(TRAIN_A3C_BIN));
+      argv.push_back(const_cast<char*>(program));
       for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
       execvp(argv[0], argv.data());

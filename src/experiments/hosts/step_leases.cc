@@ -12,8 +12,14 @@
 namespace asyncrl {
 namespace {
 
-// A lease lasts about this long at the worker's pace.
+// A lease lasts about this long at the worker's pace, or as long as this
+// many of the store's round trips when that is longer (a far or busy rank 0:
+// the worker waits for each request, so at 40 ms a round trip 50 ms leases
+// left it idle almost half the time), but no longer than a second (the
+// hosts' last leases end the run).
 constexpr double kLeaseSeconds = 0.05;
+constexpr double kRoundTripsPerLease = 20;
+constexpr double kMaxLeaseSeconds = 1.0;
 
 // What a worker reports when the store did not grant it steps.
 std::runtime_error RequestFailed(const DistOptions& options,
@@ -35,8 +41,9 @@ struct StepLeases::Impl {
   int64_t next = 0;  // Numbers next+1 .. end are this worker's.
   int64_t end = 0;
   bool exhausted = false;
-  int64_t multiple = 4;  // Lease size in claims of `want`.
-  HostClock::time_point leased_at;
+  int64_t multiple = 4;              // Lease size in claims of `want`.
+  HostClock::time_point granted_at;  // When the current lease came.
+  double round_trip = 0;             // The store's, smoothed, in seconds.
 };
 
 StepLeases::StepLeases(const DistOptions& options, int64_t steps)
@@ -63,18 +70,19 @@ int64_t StepLeases::Claim(int64_t want, int64_t* granted) {
       return first;
     }
     if (s.exhausted) break;
-    // About kLeaseSeconds of this worker's steps: double while a lease
-    // lasts under half of that, halve while it lasts over twice.
+    // About the target's worth of this worker's steps (the time it used
+    // the lease, not the request's): double while a lease lasts under half
+    // of that, halve while it lasts over twice.
     const auto now = HostClock::now();
     if (s.end > 0) {
-      const double lasted =
-          std::chrono::duration<double>(now - s.leased_at).count();
-      if (lasted < kLeaseSeconds / 2)
+      const double used =
+          std::chrono::duration<double>(now - s.granted_at).count();
+      const double target = std::clamp(kRoundTripsPerLease * s.round_trip,
+                                       kLeaseSeconds, kMaxLeaseSeconds);
+      if (used < target / 2)
         s.multiple = std::min<int64_t>(s.multiple * 2, 1 << 16);
-      if (lasted > kLeaseSeconds * 2)
-        s.multiple = std::max<int64_t>(s.multiple / 2, 1);
+      if (used > target * 2) s.multiple = std::max<int64_t>(s.multiple / 2, 1);
     }
-    s.leased_at = now;
     const int64_t size = s.multiple * want;
     int64_t after = 0;
     try {
@@ -82,6 +90,10 @@ int64_t StepLeases::Claim(int64_t want, int64_t* granted) {
     } catch (const std::exception& e) {
       throw RequestFailed(s.options, e);
     }
+    s.granted_at = HostClock::now();
+    const double took =
+        std::chrono::duration<double>(s.granted_at - now).count();
+    s.round_trip = s.round_trip == 0 ? took : 0.7 * s.round_trip + 0.3 * took;
     const int64_t begin = after - size;
     if (begin >= s.steps) {
       s.exhausted = true;

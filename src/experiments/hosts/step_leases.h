@@ -1,7 +1,8 @@
 // Where a worker's global step numbers come from with several hosts: the
 // numbers 1..steps are handed out in leases from one counter in rank 0's
 // store (TCPStore::add, atomic on rank 0). Each worker takes a lease (a
-// multiple of its batch, about 50 ms of its steps) and claims from it
+// multiple of its batch, about 50 ms of its steps, or 20 of the store's
+// round trips when that is longer, at most 1 s) and claims from it
 // locally, so every step number is taken exactly once by exactly one worker
 // of one host, and the run ends at exactly `steps` however fast each host
 // is.
