@@ -26,7 +26,9 @@ out=$(mktemp -d)
 id=$$
 a=asyncrl_na$id b=asyncrl_nb$id r=asyncrl_nr$id
 relay_pid=
+host_pids=()
 cleanup() {
+  for p in "${host_pids[@]}"; do kill "$p" 2> /dev/null || true; done
   [ -z "$relay_pid" ] || kill "$relay_pid" 2> /dev/null || true
   for ns in "$a" "$b" "$r"; do ip netns del "$ns" 2> /dev/null || true; done
   rm -rf "$out"
@@ -78,6 +80,7 @@ run() {
   local p0=$!
   ip netns exec "$b" "$bin" "${common[@]}" --node-rank 1 --outdir "$out/r1" > "$out/h1.log" 2>&1 &
   local p1=$!
+  host_pids=("$p0" "$p1")
   local s0=0 s1=0
   wait "$p0" || s0=$?
   wait "$p1" || s1=$?
@@ -88,9 +91,9 @@ run() {
     exit 1
   fi
   local d0 d1 dist
-  d0=$(grep -o 'digest [0-9a-f]*' "$out/h0.log" | tail -n 1)
-  d1=$(grep -o 'digest [0-9a-f]*' "$out/h1.log" | tail -n 1)
-  dist=$(grep -o 'dist: [0-9]* parameter averages, [0-9.]* ms each' "$out/h0.log" | tail -n 1)
+  d0=$(grep -o 'digest [0-9a-f]*' "$out/h0.log" | tail -n 1 || true)
+  d1=$(grep -o 'digest [0-9a-f]*' "$out/h1.log" | tail -n 1 || true)
+  dist=$(grep -o 'dist: [0-9]* parameter averages, [0-9.]* ms each' "$out/h0.log" | tail -n 1 || true)
   local n ms
   n=$(echo "$dist" | awk '{print $2}')
   ms=$(echo "$dist" | awk '{print $5}')

@@ -486,11 +486,11 @@ class TrainerRun {
       // How each other worker ended, when this host's workers are the story
       // (not when another host stopped the run); the first failure is the
       // line above.
-      for (const WorkerEnd& w : result.report.workers) {
-        if (result.report.Ok()) break;
-        const std::string end = w.Describe();
-        if (end == result.message) continue;
-        std::cerr << plugins_.program << ":   " << end << std::endl;
+      const GroupReport& report = result.report;
+      for (const WorkerEnd& w : report.workers) {
+        if (report.Ok()) break;
+        if (w.process_idx == report.first_failure) continue;
+        std::cerr << plugins_.program << ":   " << w.Describe() << std::endl;
       }
       if (!result.except_dir.empty()) {
         std::cerr << plugins_.program << ": saved " << result.except_dir

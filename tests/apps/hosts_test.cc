@@ -395,8 +395,11 @@ TEST(HostsFailureTest, AWorkerFailureOnOneHostStopsEveryHost) {
                 "worker=0,step=3000,kind=throw");
   EXPECT_EQ(rank1.Finish(), 1) << rank1.output();
   EXPECT_EQ(rank0.Finish(), 1) << rank0.output();
-  EXPECT_NE(rank1.output().find("train_a3c: rank 1: worker 0 (pid "),
-            std::string::npos)
+  const size_t said = rank1.output().find("train_a3c: rank 1: worker 0 (pid ");
+  EXPECT_NE(said, std::string::npos) << rank1.output();
+  // Said once: the lines after it are the other workers' ends.
+  const size_t line = rank1.output().find("worker 0 (pid ", said);
+  EXPECT_EQ(rank1.output().find("worker 0 (pid ", line + 1), std::string::npos)
       << rank1.output();
   EXPECT_NE(rank0.output().find("train_a3c: rank 1 stopped: rank 1: worker 0 "
                                 "(pid "),

@@ -57,7 +57,16 @@ class Spawned {
     close(fds[1]);
     fd_ = fds[0];
   }
+  Spawned(const Spawned&) = delete;
+  Spawned& operator=(const Spawned&) = delete;
+
+  // A run the test did not finish (an assertion failed first) is killed,
+  // with its whole process group, and reaped: no test leaves one behind.
   ~Spawned() {
+    if (!reaped_ && pid_ > 0) {
+      kill(-pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
     if (fd_ >= 0) close(fd_);
   }
 
@@ -76,6 +85,7 @@ class Spawned {
     }
     int status = 0;
     waitpid(pid_, &status, 0);
+    reaped_ = true;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
 
@@ -112,6 +122,7 @@ class Spawned {
   }
 
   pid_t pid_ = -1;
+  bool reaped_ = false;
   int fd_ = -1;
   std::string output_;
 };

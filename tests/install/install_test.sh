@@ -15,8 +15,11 @@ prefix=$work/prefix
 # The examples compile through ccache when it is there, with paths hashed
 # relative to this run's folder, so that a second run of the test hits (the
 # folder's name changes every run). What is compiled is the same.
+# (Only when its cache folder can be written: a sandboxed HOME compiles
+# without it.)
 launcher=()
-if command -v ccache > /dev/null; then
+cache_dir=$(ccache -k cache_dir 2> /dev/null || true)
+if [ -n "$cache_dir" ] && mkdir -p "$cache_dir" 2> /dev/null && [ -w "$cache_dir" ]; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=1
 fi

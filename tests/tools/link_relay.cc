@@ -25,8 +25,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -44,8 +46,13 @@ using Clock = std::chrono::steady_clock;
   std::exit(1);
 }
 
+// Kernels before 4.20 lack PACKET_IGNORE_OUTGOING: the frames this relay
+// sends come back on the sending socket and are skipped by their type.
+bool g_skip_outgoing_by_type = false;
+
 // A raw socket on `name` that sees every frame arriving there (not those it
-// sends) and writes frames out of it.
+// sends) and writes frames out of it, with buffers of a few MiB so that a
+// relay kept off the CPU for a while does not drop frames.
 int OpenInterface(const char* name) {
   const unsigned index = if_nametoindex(name);
   if (index == 0) Fail(std::string("interface ") + name);
@@ -58,7 +65,14 @@ int OpenInterface(const char* name) {
   }
   if (setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) !=
       0) {
-    Fail("PACKET_IGNORE_OUTGOING");
+    if (errno != ENOPROTOOPT) Fail("PACKET_IGNORE_OUTGOING");
+    g_skip_outgoing_by_type = true;
+  }
+  const int bytes = 4 << 20;
+  for (const int option : {SO_RCVBUFFORCE, SO_SNDBUFFORCE}) {
+    if (setsockopt(fd, SOL_SOCKET, option, &bytes, sizeof(bytes)) != 0) {
+      Fail("socket buffers");
+    }
   }
   sockaddr_ll at{};
   at.sll_family = AF_PACKET;
@@ -130,8 +144,11 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 2; ++i) {
       while (!queued[i].empty() && queued[i].front().due <= now) {
         const Frame& f = queued[i].front();
+        // A frame the interface refuses is dropped, as a wire drops it; an
+        // interface that is gone ends the relay.
         if (send(fds[i], f.bytes.data(), f.bytes.size(), 0) < 0 &&
-            errno != EAGAIN && errno != ENOBUFS) {
+            (errno == ENETDOWN || errno == ENXIO || errno == ENODEV ||
+             errno == EBADF)) {
           Fail(std::string("send on ") + argv[1 + i]);
         }
         queued[i].pop_front();
@@ -150,6 +167,15 @@ int main(int argc, char** argv) {
         errno != EINTR) {
       Fail("poll");
     }
+    for (int i = 0; i < 2; ++i) {
+      if ((polled[i].revents & (POLLERR | POLLHUP | POLLNVAL)) != 0) {
+        int error = 0;
+        socklen_t size = sizeof(error);
+        getsockopt(fds[i], SOL_SOCKET, SO_ERROR, &error, &size);
+        errno = error;
+        Fail(std::string("interface ") + argv[1 + i]);
+      }
+    }
     if ((polled[2].revents & POLLIN) != 0) {
       signalfd_siginfo info{};
       while (read(sfd, &info, sizeof(info)) == sizeof(info)) {
@@ -164,14 +190,25 @@ int main(int argc, char** argv) {
     }
     for (int i = 0; i < 2; ++i) {
       if ((polled[i].revents & POLLIN) == 0) continue;
-      // Drain what arrived on interface i; it leaves by the other one.
-      for (;;) {
-        const ssize_t n = recv(fds[i], buffer.data(), buffer.size(), 0);
+      // What arrived on interface i leaves by the other one; at most 64
+      // frames a turn, so that the other direction and what is due are
+      // served in between.
+      for (int frames = 0; frames < 64; ++frames) {
+        sockaddr_ll from{};
+        socklen_t from_size = sizeof(from);
+        // MSG_TRUNC: the frame's whole length, to drop one the buffer
+        // could not hold rather than pass it cut.
+        const ssize_t n =
+            recvfrom(fds[i], buffer.data(), buffer.size(), MSG_TRUNC,
+                     reinterpret_cast<sockaddr*>(&from), &from_size);
         if (n < 0) {
           if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
           Fail(std::string("recv on ") + argv[1 + i]);
         }
-        if (stalled) continue;
+        if (stalled || static_cast<size_t>(n) > buffer.size()) continue;
+        if (g_skip_outgoing_by_type && from.sll_pkttype == PACKET_OUTGOING) {
+          continue;
+        }
         queued[1 - i].push_back(
             {Clock::now() + delay,
              std::vector<char>(buffer.begin(), buffer.begin() + n)});
