@@ -4,6 +4,9 @@
 # run per seed, and prints per seed: the wall time of the whole command, the
 # steps it took, and the agent it ended with (successful/) re-evaluated on
 # 100 fresh episodes (--demo, seeds other than the run's).
+# With ASYNCRL_SOLVE_VECTOR=N, trains examples/python_env/vector_cartpole.py
+# with num_envs N instead (each worker's N copies stepped by one call; the
+# re-evaluation plays the single CartPole, the same task).
 # Usage: scripts/experiments/python_env_solve.sh [PROCESSES] [SEEDS...]   (default 2; 1-5)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,10 +19,17 @@ export PYTHONPATH=$root/examples/python_env${PYTHONPATH:+:$PYTHONPATH}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
+if [ -n "${ASYNCRL_SOLVE_VECTOR:-}" ]; then
+  env_flags=(--env python:vector_cartpole:VectorCartPole
+             --env-kwargs "{\"num_envs\": $ASYNCRL_SOLVE_VECTOR}")
+else
+  env_flags=(--env python:cartpole:CartPole)
+fi
+echo "environment: ${env_flags[*]}"
 printf 'seed\twall_s\tsteps\treached\tfinal_agent_mean_100\n'
 for seed in "${seeds[@]}"; do
   start=$(date +%s.%N)
-  "$train_a3c" --env python:cartpole:CartPole --processes "$processes" \
+  "$train_a3c" "${env_flags[@]}" --processes "$processes" \
     --successful-score 475 --eval-interval 10000 --steps 2000000 \
     --seed "$seed" --outdir "$work/runs" --quiet > "$work/log" 2>&1 ||
     { cat "$work/log"; exit 1; }

@@ -48,6 +48,26 @@ struct EnvParameter {
 class Env;
 class Picture;
 
+// Copies of one environment that are stepped together: a user's vector
+// environment taken whole (Gymnasium's VectorEnv, python:MODULE:FACTORY).
+// The training loop gives every copy's action to StepAll, then calls each
+// copy's Step, which returns that copy's part; ResetAll starts every copy
+// with its seed, and each copy's Reset then returns its first observation.
+// An ended copy is reset by the batch itself in the same step (each copy's
+// next Reset returns that observation); a copy cannot be reset alone while
+// its episode runs.
+class EnvBatch {
+ public:
+  virtual ~EnvBatch() = default;
+  virtual int64_t Copies() const = 0;
+  // seeds.size() == Copies().
+  virtual void ResetAll(const std::vector<uint64_t>& seeds) = 0;
+  // actions[c] for copy c < active (already validated); the copies from
+  // `active` on (the run's last batch) repeat actions[0], their results
+  // unused.
+  virtual void StepAll(const std::vector<Action>& actions, int64_t active) = 0;
+};
+
 // Where an environment's frames go while it is recorded (--demo --record).
 class FrameSink {
  public:
@@ -92,6 +112,16 @@ class Env {
   // The value the current episode runs with (a set value counts from the
   // next Reset).
   double Parameter(const std::string& name) const;
+
+  // The batch this environment is a copy of (its index in *copy), or
+  // nullptr: an environment stepped on its own (every built-in one).
+  virtual EnvBatch* Batch(int64_t* copy) {
+    static_cast<void>(copy);
+    return nullptr;
+  }
+  // How many copies the batch this environment belongs to has, known
+  // before any is built (0: not a copy of a batch).
+  virtual int64_t BatchCopies() const { return 0; }
 
   // Draws the current state into `picture` (size, colours and frame rate
   // are the environment's; gym's render()) and returns true; false when the

@@ -23,6 +23,8 @@ class Wrapper : public Env {
   bool Render(Picture& picture) const override {
     return inner_->Render(picture);
   }
+  EnvBatch* Batch(int64_t* copy) override { return inner_->Batch(copy); }
+  int64_t BatchCopies() const override { return inner_->BatchCopies(); }
   // The environment this one wraps.
   Env& inner() { return *inner_; }
 

@@ -540,6 +540,30 @@ void FitMinibatches(bool recurrent, RunFlags& f) {
 // gave the flag; then the network --arch names, checked against the
 // spaces. Returns what --arch auto stands for ("" for a program's own
 // agent).
+// A user's vector environment (python:MODULE:FACTORY returning one): a
+// worker trains its copies, so --envs-per-process is its num_envs (taken
+// when not given, said in the run's first lines), and its copies end their
+// own episodes (no --max-episode-len).
+void ApplyVectorEnvironment(const po::variables_map& vm, const Env& env,
+                            RunFlags& f, std::vector<std::string>* applied) {
+  const int64_t copies = env.BatchCopies();
+  if (copies == 0) return;
+  if (vm.count("envs-per-process") == 0 || vm["envs-per-process"].defaulted()) {
+    f.train.envs_per_process = static_cast<int>(copies);
+    applied->push_back("--envs-per-process " + std::to_string(copies) +
+                       " (its num_envs)");
+  }
+  Require(f.train.envs_per_process == copies, "envs-per-process",
+          f.train.envs_per_process,
+          std::to_string(copies) + " (" + f.env +
+              " is a vector environment of " + std::to_string(copies) +
+              " copies, its num_envs)");
+  Require(f.train.max_episode_len == 0, "max-episode-len",
+          f.train.max_episode_len,
+          "0 for a vector environment (its copies end their own episodes: "
+          "give it its own time limit)");
+}
+
 std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
                                      const FlagContext& context, Env& env,
                                      RunFlags& f) {
@@ -561,6 +585,7 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
     f.agent.beta = *family.entropy_weight;
     applied.push_back("--beta " + FormatValue(f.agent.beta));
   }
+  ApplyVectorEnvironment(vm, env, f, &applied);
   if (!applied.empty()) {
     f.defaults_note =
         "environment defaults: " + JoinNames(applied) + " (" + f.env + ": " +
@@ -783,6 +808,8 @@ void RecordResolved(const po::variables_map& vm, const FlagContext& context,
   f.resolved["rmsprop-epsilon"] = FormatValue(f.agent.optimizer.eps);
   if (context.a3c_agent) f.resolved["beta"] = FormatValue(f.agent.beta);
   f.resolved["train-sides"] = f.self_play.train_sides;
+  // A vector environment's num_envs where no flag gave it.
+  f.resolved["envs-per-process"] = FormatValue(f.train.envs_per_process);
   if (context.a3c_agent && f.algorithm == "ppo") {
     f.resolved["minibatches"] = FormatValue(f.ppo.minibatches);
   }

@@ -219,12 +219,19 @@ class Worker {
   void Run(RowLearner& learner) {
     const int64_t k = options_.envs_per_process;
     rows_.Resize(k, ctx_.envs[0]->ObservationSpace().FlatSize());
+    std::vector<uint64_t> seeds(static_cast<size_t>(k));
     for (int64_t j = 0; j < k; ++j) {
-      rows_.Put(
-          rows_.obs, j,
-          Reset(j, TrainEnvSeed(static_cast<int>(ctx_.process_idx * k + j),
-                                options_.seed,
-                                static_cast<int>(options_.processes * k))));
+      seeds[j] = static_cast<uint64_t>(TrainEnvSeed(
+          static_cast<int>(ctx_.process_idx * k + j), options_.seed,
+          static_cast<int>(options_.processes * k)));
+    }
+    batch_ = FindBatch();
+    if (batch_ != nullptr) {
+      ScopedTimer timer("env_step");
+      batch_->ResetAll(seeds);
+    }
+    for (int64_t j = 0; j < k; ++j) {
+      rows_.Put(rows_.obs, j, Reset(j, seeds[j]));
     }
     int64_t active = 0;
     int64_t first = Claim(k, &active);
@@ -292,6 +299,31 @@ class Worker {
     }
   };
 
+  // The batch the worker's environments are the copies of, in order (a
+  // user's vector environment taken whole), or nullptr.
+  EnvBatch* FindBatch() const {
+    int64_t copy = 0;
+    EnvBatch* batch = ctx_.envs[0]->Batch(&copy);
+    if (batch == nullptr) return nullptr;
+    const int64_t k = options_.envs_per_process;
+    if (batch->Copies() != k) {
+      throw std::invalid_argument(
+          ctx_.envs[0]->Name() + " is a vector environment of " +
+          std::to_string(batch->Copies()) +
+          " copies; accepted: envs_per_process=" +
+          std::to_string(batch->Copies()) + " (is " + std::to_string(k) + ")");
+    }
+    for (int64_t j = 0; j < k; ++j) {
+      if (ctx_.envs[j]->Batch(&copy) != batch || copy != j) {
+        throw std::logic_error(
+            ctx_.envs[0]->Name() + ": environment " + std::to_string(j) +
+            " of the worker is not copy " + std::to_string(j) +
+            " of the first one's vector environment");
+      }
+    }
+    return batch;
+  }
+
   FloatView Reset(int64_t j, std::optional<uint64_t> seed) {
     for (const auto& extension : ctx_.worker_extensions) {
       extension->BeforeReset(j, *ctx_.envs[j]);
@@ -303,6 +335,14 @@ class Worker {
   // first..first+active-1): hooks, checkpoints, episode ends.
   void StepRows(const std::vector<Action>& actions, int64_t first,
                 int64_t active) {
+    if (batch_ != nullptr) {
+      // Every action checked first: the copies step at once.
+      for (int64_t j = 0; j < active; ++j) {
+        ctx_.envs[j]->ValidateAction(actions[j]);
+      }
+      ScopedTimer timer("env_step");
+      batch_->StepAll(actions, active);
+    }
     for (int64_t j = 0; j < active; ++j) {
       Env& env = *ctx_.envs[j];
       StepResult r;
@@ -401,6 +441,7 @@ class Worker {
   Agent& agent_;
   int64_t local_steps_ = 0;
   Rows rows_;
+  EnvBatch* batch_ = nullptr;
 };
 
 }  // namespace

@@ -88,6 +88,54 @@ TEST(PythonWorkerEnvTest, ResumesByImportingTheEnvironmentAgain) {
   EXPECT_EQ(finished, 1) << resumed.output;
 }
 
+// A vector environment of the user's own (num_envs copies stepped by one
+// step(actions) call, same-step autoreset) trains exactly as its copies
+// would one by one: with one process and no evaluation the agent's
+// statistics are equal to the digit. Episodes are cut at 20 steps, so the
+// copies' last observations (infos["final_obs"]) are bootstrapped from;
+// stepping the copies one at a time (each call stepping all) would change
+// every trajectory.
+TEST(PythonWorkerEnvTest, AVectorEnvironmentTrainsAsItsCopiesWould) {
+  const std::string common =
+      " --processes 1 --steps 3000 --eval-interval 0 --seed 3";
+  TempDir single_out("pyenv_copies");
+  const ProcessRun single = Train(single_out,
+                                  "--env python:cartpole:CartPole --env-kwargs "
+                                  "'{\"max_steps\": 20}' --envs-per-process 4" +
+                                      common);
+  ASSERT_EQ(single.status, 0) << single.output;
+  TempDir vector_out("pyenv_vector");
+  const ProcessRun vector =
+      Train(vector_out,
+            "--env python:vector_cartpole:VectorCartPole --env-kwargs "
+            "'{\"num_envs\": 4, \"max_steps\": 20}'" +
+                common);
+  ASSERT_EQ(vector.status, 0) << vector.output;
+  EXPECT_NE(vector.output.find("--envs-per-process 4 (its num_envs)"),
+            std::string::npos)
+      << vector.output;
+  const fs::path single_run = Runs(single_out).at(0);
+  const fs::path vector_run = Runs(vector_out).at(0);
+  EXPECT_EQ(testing::RecordedOption(vector_run, "envs-per-process"), "4");
+  const std::vector<std::string> expected =
+      testing::ReadLines(single_run / "statistics-0.tsv");
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(testing::ReadLines(vector_run / "statistics-0.tsv"), expected);
+
+  // Several workers with evaluations: each evaluates with a vector
+  // environment of its own (its first copy).
+  TempDir eval_out("pyenv_vector_eval");
+  const ProcessRun evaluated = Train(
+      eval_out,
+      "--env python:vector_cartpole:VectorCartPole --env-kwargs "
+      "'{\"num_envs\": 3}' --processes 2 --steps 3000 --eval-interval 1000 "
+      "--eval-n-runs 2");
+  ASSERT_EQ(evaluated.status, 0) << evaluated.output;
+  const fs::path run = Runs(eval_out).at(0);
+  EXPECT_TRUE(fs::exists(run / "3000_finish")) << evaluated.output;
+  EXPECT_GE(testing::ReadLines(run / "scores.txt").size(), 3u);
+}
+
 // Each refusal: exit 2, one line naming the flag, the value and what is
 // accepted, nothing created.
 TEST(PythonWorkerEnvTest, RefusalsAreOneLineAndCreateNothing) {
@@ -114,6 +162,19 @@ TEST(PythonWorkerEnvTest, RefusalsAreOneLineAndCreateNothing) {
       {"--env python:cartpole:CartPole --env-param length=7",
        "--env-param=length=7 is invalid; accepted: length=VALUE with VALUE "
        "in [0.1, 2]"},
+      // Vector environments (examples/python_env/vector_cartpole.py).
+      {"--env python:bad_envs:NextStepVector",
+       "its autoreset_mode is NextStep; asyncrl takes a vector environment "
+       "that resets an ended copy in the same step"},
+      {"--env python:bad_envs:VectorWithParameters",
+       "asyncrl_parameters on a vector environment is not taken"},
+      {"--env python:vector_cartpole:VectorCartPole --envs-per-process 3",
+       "--envs-per-process=3 is invalid; accepted: 8 "
+       "(python:vector_cartpole:VectorCartPole is a vector environment of 8 "
+       "copies, its num_envs)"},
+      {"--env python:vector_cartpole:VectorCartPole --max-episode-len 100",
+       "--max-episode-len=100 is invalid; accepted: 0 for a vector "
+       "environment"},
   };
   for (const Case& c : cases) {
     TempDir out("pyenv_refused");
@@ -143,6 +204,12 @@ TEST(PythonWorkerEnvTest, AnEnvironmentThatFailsWhileTrainingStopsTheRun) {
       {"WrongShape",
        "step() at step 7 of an episode returned an observation whose "
        "dimension 0 has 3 values; observation_space has shape [4]"},
+      {"NoFinalObsVector",
+       "'s episode without its last observation in infos; asyncrl takes a "
+       "vector environment that resets an ended copy in the same step"},
+      {"ShortVector",
+       "step() returned observations for 3 copies; num_envs "
+       "is 4"},
   };
   for (const Case& c : cases) {
     TempDir out("pyenv_fails");

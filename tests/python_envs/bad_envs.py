@@ -1,7 +1,8 @@
 """Environments that break asyncrl's rules, one way each (tests/apps/
-python_env_train_test.cc). Built on examples/python_env/cartpole.py."""
+python_worker_env_test.cc). Built on examples/python_env/cartpole.py."""
 
 from cartpole import Box, CartPole, Discrete
+from vector_cartpole import VectorCartPole
 
 
 class OldGymStep(CartPole):
@@ -79,3 +80,37 @@ class Sized(CartPole):
     def step(self, action):
         obs, r, te, tr, info = super().step(action)
         return obs + [0.0] * self.extra_dims, r, te, tr, info
+
+
+class NextStepVector(VectorCartPole):
+    """Declares Gymnasium 1.x's default autoreset (the next step)."""
+
+    metadata = {"autoreset_mode": "NextStep"}
+
+
+class NoFinalObsVector(VectorCartPole):
+    """Resets an ended copy but leaves its last observation out."""
+
+    def step(self, actions):
+        obs, rewards, terms, truncs, infos = super().step(actions)
+        return obs, rewards, terms, truncs, {}
+
+
+class VectorWithParameters(VectorCartPole):
+    asyncrl_parameters = {"length": {"min": 0.1, "max": 2.0}}
+    length = 0.5
+
+
+class ShortVector(VectorCartPole):
+    """Returns one observation too few from the 5th step on."""
+
+    def __init__(self, num_envs=4):
+        super().__init__(num_envs)
+        self.calls = 0
+
+    def step(self, actions):
+        self.calls += 1
+        obs, rewards, terms, truncs, infos = super().step(actions)
+        if self.calls >= 5:
+            obs = obs[1:]
+        return obs, rewards, terms, truncs, infos

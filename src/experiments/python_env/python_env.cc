@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -150,6 +151,9 @@ struct Description {
   PySpace obs;
   PySpace act;
   std::vector<EnvParameter> params;
+  // A vector environment's num_envs (its spaces are the single_ ones); 0:
+  // one environment.
+  int64_t copies = 0;
 };
 
 // The flat values of `value` (a number, a nested sequence, or anything
@@ -294,6 +298,51 @@ std::vector<EnvParameter> ReadParameters(py::handle env,
   return params;
 }
 
+constexpr char kVectorApi[] =
+    "a vector environment that resets an ended copy in the same step, with "
+    "its last observation in info[\"final_obs\"] (Gymnasium's "
+    "AutoresetMode.SAME_STEP; \"final_observation\" as in Gymnasium 0.29)";
+
+// A vector environment's num_envs, checked, and its autoreset mode where it
+// declares one (Gymnasium 1.1's metadata["autoreset_mode"]).
+int64_t ReadCopies(py::handle env, const std::string& name) {
+  int64_t copies = 0;
+  try {
+    copies = py::int_(env.attr("num_envs"));
+  } catch (py::error_already_set& e) {
+    throw std::invalid_argument(
+        name + ": num_envs cannot be read: " + DescribeError(e, false));
+  }
+  if (copies < 1 || copies > 4096) {
+    throw std::invalid_argument(name + ": num_envs is " +
+                                std::to_string(copies) +
+                                "; accepted: 1 to 4096 copies");
+  }
+  if (py::hasattr(env, "asyncrl_parameters")) {
+    throw std::invalid_argument(
+        name +
+        ": asyncrl_parameters on a vector environment is not taken; "
+        "accepted: parameters declared on a single environment, whose "
+        "copies asyncrl makes (--envs-per-process)");
+  }
+  if (py::hasattr(env, "metadata") &&
+      PyDict_Check(env.attr("metadata").ptr())) {
+    py::dict metadata = env.attr("metadata");
+    if (metadata.contains("autoreset_mode")) {
+      py::object mode = metadata["autoreset_mode"];
+      if (py::hasattr(mode, "value")) mode = mode.attr("value");
+      const std::string shown = py::str(mode);
+      std::string lower = shown;
+      for (char& c : lower) c = static_cast<char>(std::tolower(c));
+      if (lower.find("same") == std::string::npos) {
+        throw std::invalid_argument(name + ": its autoreset_mode is " + shown +
+                                    "; asyncrl takes " + kVectorApi);
+      }
+    }
+  }
+  return copies;
+}
+
 Description Describe(py::handle env, const std::string& name) {
   for (const char* method : {"reset", "step"}) {
     if (!py::hasattr(env, method)) {
@@ -302,13 +351,17 @@ Description Describe(py::handle env, const std::string& name) {
     }
   }
   Description d;
-  d.obs = ReadSpace(env, "observation_space", name);
-  d.act = ReadSpace(env, "action_space", name);
+  const bool vector = py::hasattr(env, "num_envs") &&
+                      py::hasattr(env, "single_observation_space");
+  if (vector) d.copies = ReadCopies(env, name);
+  d.obs = ReadSpace(
+      env, vector ? "single_observation_space" : "observation_space", name);
+  d.act = ReadSpace(env, vector ? "single_action_space" : "action_space", name);
   if (d.obs.space.IsDiscrete()) {
     d.obs.one_hot = true;
     d.obs.space = Space::Box({d.obs.space.n}, 0.0f, 1.0f);
   }
-  d.params = ReadParameters(env, name);
+  if (!vector) d.params = ReadParameters(env, name);
   return d;
 }
 
@@ -392,7 +445,7 @@ std::string Serialize(const Description& d) {
   std::ostringstream out;
   PutSpace(out, d.obs);
   PutSpace(out, d.act);
-  out << d.params.size() << '\n';
+  out << d.copies << '\n' << d.params.size() << '\n';
   char buf[32];
   for (const EnvParameter& p : d.params) {
     out << OneLine(p.name) << '\n'
@@ -450,6 +503,7 @@ Description Deserialize(const std::string& text) {
   Description d;
   d.obs = GetSpace(in);
   d.act = GetSpace(in);
+  d.copies = in.Int();
   const int64_t n = in.Int();
   for (int64_t i = 0; i < n; ++i) {
     EnvParameter p;
@@ -550,257 +604,212 @@ bool SameSpace(const Space& a, const Space& b) {
          a.low == b.low && a.high == b.high;
 }
 
-class PythonEnv : public Env {
+// Builds the Python environment `d` describes in this process (starting
+// its interpreter), checked against `d` (the probe's description): a
+// factory whose second object differs is a runtime_error.
+py::object Build(const std::string& name, const std::string& kwargs,
+                 const Description& d) {
+  EnsureInterpreter();
+  try {
+    py::object env = CreateEnv(name, kwargs);
+    const Description fresh = Describe(env, name);
+    if (!SameSpace(fresh.obs.space, d.obs.space) ||
+        !SameSpace(fresh.act.space, d.act.space) || fresh.copies != d.copies) {
+      throw std::invalid_argument(
+          name +
+          ": the factory returned an environment with other spaces "
+          "than the first one's (" +
+          fresh.obs.space.ToString() + " and " + fresh.act.space.ToString() +
+          (fresh.copies > 0 ? ", " + std::to_string(fresh.copies) + " copies"
+                            : "") +
+          ", was " + d.obs.space.ToString() + " and " + d.act.space.ToString() +
+          (d.copies > 0 ? ", " + std::to_string(d.copies) + " copies" : "") +
+          ")");
+    }
+    return env;
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(e.what());
+  }
+}
+
+// numpy.asarray, or None where NumPy does not import (actions are then
+// lists).
+py::object NumpyAsarray() {
+  try {
+    return py::module_::import("numpy").attr("asarray");
+  } catch (py::error_already_set&) {
+    return py::object();
+  }
+}
+
+// Runs `call` (a call into Python); an exception it raises becomes a
+// runtime_error naming the environment and the call, its traceback on
+// stderr.
+template <typename F>
+py::object CallPython(const std::string& name, const std::string& what,
+                      F&& call) {
+  try {
+    return call();
+  } catch (py::error_already_set& e) {
+    throw std::runtime_error(name + ": " + what + " raised " +
+                             DescribeError(e, true));
+  }
+}
+
+// The observation of reset()'s result, Gymnasium's pair (`pair`: what it
+// holds); anything else is a runtime_error.
+py::object ResetObservation(const std::string& name, const py::object& result,
+                            const char* pair) {
+  if (!(PyTuple_Check(result.ptr()) || PyList_Check(result.ptr())) ||
+      py::len(result) != 2) {
+    throw std::runtime_error(name + ": reset() returned " +
+                             Shorten(py::repr(result)) +
+                             "; asyncrl takes Gymnasium's (" + pair + ")");
+  }
+  return result[py::int_(0)];
+}
+
+// step()'s result is Gymnasium's tuple of 5; gym 0.21's 4 (`old`: what
+// they were) or anything else is a runtime_error saying what `api` is.
+void CheckStepResult(const std::string& name, const py::object& result,
+                     const char* old, const std::string& api) {
+  if (PyTuple_Check(result.ptr()) && PyTuple_GET_SIZE(result.ptr()) == 5) {
+    return;
+  }
+  const bool four =
+      PyTuple_Check(result.ptr()) && PyTuple_GET_SIZE(result.ptr()) == 4;
+  throw std::runtime_error(
+      name + ": step() returned " +
+      (four ? "4 values (gym 0.21's " + std::string(old) + ")"
+            : Shorten(py::repr(result))) +
+      "; asyncrl takes " + api);
+}
+
+bool IsTrue(const std::string& name, PyObject* value, const char* field) {
+  const int t = PyObject_IsTrue(value);
+  if (t < 0) {
+    PyErr_Clear();
+    throw std::runtime_error(name + ": step() returned a " + field +
+                             " that has no truth value");
+  }
+  return t == 1;
+}
+
+// Where an observation came from, for messages: the call, a vector
+// environment's copy (-1: none) and the step of the episode (0: a reset).
+struct Where {
+  const char* call;
+  int64_t copy;
+  int64_t step;
+};
+
+// Reads observations into float buffers, checked against the declared
+// space's shape and dtype (a wrong one is a runtime_error naming the
+// environment, the call and what came).
+class ObservationReader {
  public:
-  PythonEnv(std::string name, std::string kwargs, const Description& d)
-      : name_(std::move(name)), kwargs_(std::move(kwargs)), d_(d) {
-    values_.reserve(d_.params.size());
-    for (const EnvParameter& p : d_.params) values_.push_back(p.default_value);
-    pushed_ = values_;
-    for (size_t i = 0; i < d_.params.size(); ++i) {
-      const EnvParameter& p = d_.params[i];
-      DeclareParameter(p.name, p.min, p.max, p.help, &values_[i], p.integer);
-    }
-    obs_.resize(static_cast<size_t>(d_.obs.space.FlatSize()));
-  }
+  ObservationReader(std::string name, PySpace space)
+      : name_(std::move(name)), space_(std::move(space)) {}
 
-  std::string Name() const override { return name_; }
-  const Space& ObservationSpace() const override { return d_.obs.space; }
-  const Space& ActionSpace() const override { return d_.act.space; }
+  int64_t Size() const { return space_.space.FlatSize(); }
 
- protected:
-  FloatView DoReset(std::optional<uint64_t> seed) override {
-    if (!env_) Start();
-    for (size_t i = 0; i < values_.size(); ++i) {
-      if (values_[i] == pushed_[i]) continue;
-      Call("setting parameter " + d_.params[i].name, [&] {
-        py::object v = d_.params[i].integer
-                           ? py::object(py::int_(std::llround(values_[i])))
-                           : py::object(py::float_(values_[i]));
-        py::setattr(env_, d_.params[i].name.c_str(), v);
-        return py::none();
-      });
-      pushed_[i] = values_[i];
-    }
-    step_in_episode_ = 0;
-    py::object result = Call("reset()", [&] {
-      return seed ? reset_(py::arg("seed") = *seed) : reset_();
-    });
-    if (!(PyTuple_Check(result.ptr()) || PyList_Check(result.ptr())) ||
-        py::len(result) != 2) {
-      throw std::runtime_error(name_ + ": reset() returned " +
-                               Shorten(py::repr(result)) +
-                               "; asyncrl takes Gymnasium's (observation, "
-                               "info)");
-    }
-    return ReadObservation(result[py::int_(0)], "reset()");
-  }
-
-  StepResult DoStep(const Action& action) override {
-    ++step_in_episode_;
-    py::object a = MakeAction(action);
-    py::object result = Call("step()", [&] { return step_(a); });
-    if (!PyTuple_Check(result.ptr()) || PyTuple_GET_SIZE(result.ptr()) != 5) {
-      const bool four =
-          PyTuple_Check(result.ptr()) && PyTuple_GET_SIZE(result.ptr()) == 4;
-      throw std::runtime_error(
-          name_ + ": step() returned " +
-          (four ? std::string("4 values (gym 0.21's observation, reward, "
-                              "done, info)")
-                : Shorten(py::repr(result))) +
-          "; asyncrl takes " + kApi);
-    }
-    PyObject* t = result.ptr();
-    StepResult r;
-    r.observation = ReadObservation(PyTuple_GET_ITEM(t, 0), "step()");
-    r.reward = PyFloat_AsDouble(PyTuple_GET_ITEM(t, 1));
-    if (r.reward == -1.0 && PyErr_Occurred()) {
-      PyErr_Clear();
-      throw std::runtime_error(
-          name_ + ": step() at step " + std::to_string(step_in_episode_) +
-          " of an episode returned a reward of " +
-          Shorten(py::repr(PyTuple_GET_ITEM(t, 1))) + ", not a number");
-    }
-    r.terminated = Truth(PyTuple_GET_ITEM(t, 2), "terminated");
-    r.truncated = Truth(PyTuple_GET_ITEM(t, 3), "truncated");
-    return r;
-  }
-
- private:
-  // Builds the Python environment in this process, checked against the
-  // probe's description.
-  void Start() {
-    EnsureInterpreter();
-    try {
-      env_ = CreateEnv(name_, kwargs_);
-      const Description fresh = Describe(env_, name_);
-      if (!SameSpace(fresh.obs.space, d_.obs.space) ||
-          !SameSpace(fresh.act.space, d_.act.space)) {
-        throw std::invalid_argument(
-            name_ +
-            ": the factory returned an environment with other spaces "
-            "than the first one's (" +
-            fresh.obs.space.ToString() + " and " + fresh.act.space.ToString() +
-            ", was " + d_.obs.space.ToString() + " and " +
-            d_.act.space.ToString() + ")");
-      }
-      reset_ = env_.attr("reset");
-      step_ = env_.attr("step");
-      if (!d_.act.space.IsDiscrete()) {
-        try {
-          asarray_ = py::module_::import("numpy").attr("asarray");
-        } catch (py::error_already_set&) {
-          // No NumPy: Box actions are lists of floats.
-        }
-      }
-    } catch (const std::invalid_argument& e) {
-      env_ = py::object();
-      throw std::runtime_error(e.what());
-    }
-  }
-
-  // Runs `call` (a call into Python); an exception it raises becomes a
-  // runtime_error naming the environment and the call, its traceback on
-  // stderr.
-  template <typename F>
-  py::object Call(const std::string& what, F&& call) {
-    try {
-      return call();
-    } catch (py::error_already_set& e) {
-      throw std::runtime_error(name_ + ": " + what + " raised " +
-                               DescribeError(e, true));
-    }
-  }
-
-  bool Truth(PyObject* value, const char* field) {
-    const int t = PyObject_IsTrue(value);
-    if (t < 0) {
-      PyErr_Clear();
-      throw std::runtime_error(name_ + ": step() returned a " + field +
-                               " that has no truth value");
-    }
-    return t == 1;
-  }
-
-  py::object MakeAction(const Action& action) {
-    if (d_.act.space.IsDiscrete()) {
-      return py::int_(action.index + d_.act.start);
-    }
-    py::list values(static_cast<size_t>(action.values.size));
-    for (int64_t i = 0; i < action.values.size; ++i) {
-      PyList_SET_ITEM(
-          values.ptr(), i,
-          PyFloat_FromDouble(static_cast<double>(action.values[i])));
-    }
-    if (!asarray_) return std::move(values);
-    py::object array = Call("numpy.asarray(action)", [&] {
-      return asarray_(values, py::arg("dtype") = d_.act.dtype);
-    });
-    if (d_.act.space.shape.size() > 1) {
-      py::tuple shape(d_.act.space.shape.size());
-      for (size_t i = 0; i < d_.act.space.shape.size(); ++i) {
-        shape[i] = py::int_(d_.act.space.shape[i]);
-      }
-      array = array.attr("reshape")(shape);
-    }
-    return array;
-  }
-
-  [[noreturn]] void BadObservation(const char* call, const std::string& what) {
-    throw std::runtime_error(
-        name_ + ": " + call +
-        (step_in_episode_ > 0
-             ? " at step " + std::to_string(step_in_episode_) + " of an episode"
-             : std::string()) +
-        " returned an observation " + what + "; observation_space " +
-        (d_.obs.one_hot
-             ? "is Discrete(" + std::to_string(d_.obs.space.shape[0]) + ")"
-             : "has shape " + ShapeToString(d_.obs.space.shape) +
-                   " and dtype " + d_.obs.dtype));
-  }
-
-  FloatView ReadObservation(py::handle obs, const char* call) {
-    const int64_t size = d_.obs.space.FlatSize();
-    if (d_.obs.one_hot) {
+  // Reads `obs` into out[0, Size()).
+  void Read(py::handle obs, float* out, const Where& at) const {
+    const int64_t size = space_.space.FlatSize();
+    if (space_.one_hot) {
       const long long v = PyLong_AsLongLong(obs.ptr());
       if (v == -1 && PyErr_Occurred()) {
         PyErr_Clear();
-        BadObservation(call, Shorten(py::repr(obs)));
+        BadObservation(at, Shorten(py::repr(obs)));
       }
-      const long long index = v - d_.obs.start;
+      const long long index = v - space_.start;
       if (index < 0 || index >= size) {
-        BadObservation(call, std::to_string(v) + " (out of range)");
+        BadObservation(at, std::to_string(v) + " (out of range)");
       }
-      std::fill(obs_.begin(), obs_.end(), 0.0f);
-      obs_[static_cast<size_t>(index)] = 1.0f;
-      return FloatView{obs_.data(), size};
+      std::fill(out, out + size, 0.0f);
+      out[index] = 1.0f;
+      return;
     }
     if (PyObject_CheckBuffer(obs.ptr())) {
-      ReadBuffer(obs, call);
+      ReadBuffer(obs, out, at);
     } else if (PyList_Check(obs.ptr()) || PyTuple_Check(obs.ptr())) {
       int64_t filled = 0;
-      ReadSequence(obs.ptr(), 0, &filled, call);
+      ReadSequence(obs.ptr(), 0, &filled, out, at);
       if (filled != size) {
-        BadObservation(call, "of " + std::to_string(filled) + " values");
+        BadObservation(at, "of " + std::to_string(filled) + " values");
       }
     } else if (PyNumber_Check(obs.ptr()) && size == 1) {
-      obs_[0] = static_cast<float>(PyFloat_AsDouble(obs.ptr()));
+      out[0] = static_cast<float>(PyFloat_AsDouble(obs.ptr()));
       if (PyErr_Occurred()) {
         PyErr_Clear();
-        BadObservation(call, Shorten(py::repr(obs)));
+        BadObservation(at, Shorten(py::repr(obs)));
       }
     } else {
-      BadObservation(call,
-                     "of type " + std::string(Py_TYPE(obs.ptr())->tp_name));
+      BadObservation(at, "of type " + std::string(Py_TYPE(obs.ptr())->tp_name));
     }
-    return FloatView{obs_.data(), size};
+  }
+
+ private:
+  [[noreturn]] void BadObservation(const Where& at,
+                                   const std::string& what) const {
+    throw std::runtime_error(
+        name_ + ": " + at.call +
+        (at.copy >= 0 ? " for copy " + std::to_string(at.copy) : "") +
+        (at.step > 0 ? " at step " + std::to_string(at.step) + " of an episode"
+                     : std::string()) +
+        " returned an observation " + what + "; " +
+        (at.copy >= 0 ? "single_observation_space " : "observation_space ") +
+        (space_.one_hot
+             ? "is Discrete(" + std::to_string(space_.space.shape[0]) + ")"
+             : "has shape " + ShapeToString(space_.space.shape) +
+                   " and dtype " + space_.dtype));
   }
 
   // A nested list/tuple, checked against the space's shape level by level.
-  void ReadSequence(PyObject* seq, size_t level, int64_t* filled,
-                    const char* call) {
-    const std::vector<int64_t>& shape = d_.obs.space.shape;
+  void ReadSequence(PyObject* seq, size_t level, int64_t* filled, float* out,
+                    const Where& at) const {
+    const std::vector<int64_t>& shape = space_.space.shape;
     const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     if (level >= shape.size() || n != shape[level]) {
-      BadObservation(call, "whose dimension " + std::to_string(level) +
-                               " has " + std::to_string(n) + " values");
+      BadObservation(at, "whose dimension " + std::to_string(level) + " has " +
+                             std::to_string(n) + " values");
     }
     PyObject** items = PySequence_Fast_ITEMS(seq);
     for (Py_ssize_t i = 0; i < n; ++i) {
       PyObject* item = items[i];
       if (PyList_Check(item) || PyTuple_Check(item)) {
-        ReadSequence(item, level + 1, filled, call);
+        ReadSequence(item, level + 1, filled, out, at);
         continue;
       }
       if (level + 1 != shape.size()) {
-        BadObservation(call,
+        BadObservation(at,
                        "with a number at dimension " + std::to_string(level));
       }
       const double v = PyFloat_AsDouble(item);
       if (v == -1.0 && PyErr_Occurred()) {
         PyErr_Clear();
-        BadObservation(call, "holding " + Shorten(py::repr(item)));
+        BadObservation(at, "holding " + Shorten(py::repr(item)));
       }
-      obs_[static_cast<size_t>((*filled)++)] = static_cast<float>(v);
+      out[static_cast<size_t>((*filled)++)] = static_cast<float>(v);
     }
   }
 
   // An object with the buffer protocol (a NumPy array, array.array).
-  void ReadBuffer(py::handle obs, const char* call) {
+  void ReadBuffer(py::handle obs, float* out, const Where& at) const {
     Py_buffer view;
     if (PyObject_GetBuffer(obs.ptr(), &view, PyBUF_RECORDS_RO) != 0) {
       PyErr_Clear();
-      BadObservation(call, "whose buffer cannot be read");
+      BadObservation(at, "whose buffer cannot be read");
     }
     struct Release {
       Py_buffer* v;
       ~Release() { PyBuffer_Release(v); }
     } release{&view};
     std::vector<int64_t> shape(view.shape, view.shape + view.ndim);
-    const std::vector<int64_t>& want = d_.obs.space.shape;
+    const std::vector<int64_t>& want = space_.space.shape;
     const bool scalar_ok = view.ndim == 0 && want == std::vector<int64_t>{1};
     if (shape != want && !scalar_ok) {
-      BadObservation(call, "of shape " + ShapeToString(shape));
+      BadObservation(at, "of shape " + ShapeToString(shape));
     }
     std::string format = view.format ? view.format : "B";
     if (!format.empty() &&
@@ -809,16 +818,16 @@ class PythonEnv : public Env {
       format = format.substr(1);
     }
     const char f = format.size() == 1 ? format[0] : 'x';
-    if (FormatKind(f) == '?' || FormatKind(f) != DtypeKind(d_.obs.dtype)) {
-      BadObservation(call, "of buffer format '" + format + "'");
+    if (FormatKind(f) == '?' || FormatKind(f) != DtypeKind(space_.dtype)) {
+      BadObservation(at, "of buffer format '" + format + "'");
     }
-    const int64_t size = d_.obs.space.FlatSize();
+    const int64_t size = space_.space.FlatSize();
     const char* base = static_cast<const char*>(view.buf);
     std::vector<int64_t> index(want.size(), 0);
     for (int64_t k = 0; k < size; ++k) {
       const char* p = base;
       for (int d = 0; d < view.ndim; ++d) p += index[d] * view.strides[d];
-      obs_[static_cast<size_t>(k)] = Element(p, f);
+      out[static_cast<size_t>(k)] = Element(p, f);
       for (int d = view.ndim - 1; d >= 0; --d) {
         if (++index[d] < view.shape[d]) break;
         index[d] = 0;
@@ -862,6 +871,122 @@ class PythonEnv : public Env {
   }
 
   std::string name_;
+  PySpace space_;
+};
+
+class PythonEnv : public Env {
+ public:
+  PythonEnv(std::string name, std::string kwargs, const Description& d)
+      : name_(std::move(name)),
+        kwargs_(std::move(kwargs)),
+        d_(d),
+        reader_(name_, d_.obs) {
+    values_.reserve(d_.params.size());
+    for (const EnvParameter& p : d_.params) values_.push_back(p.default_value);
+    pushed_ = values_;
+    for (size_t i = 0; i < d_.params.size(); ++i) {
+      const EnvParameter& p = d_.params[i];
+      DeclareParameter(p.name, p.min, p.max, p.help, &values_[i], p.integer);
+    }
+    obs_.resize(static_cast<size_t>(d_.obs.space.FlatSize()));
+  }
+
+  std::string Name() const override { return name_; }
+  const Space& ObservationSpace() const override { return d_.obs.space; }
+  const Space& ActionSpace() const override { return d_.act.space; }
+
+ protected:
+  FloatView DoReset(std::optional<uint64_t> seed) override {
+    if (!env_) Start();
+    for (size_t i = 0; i < values_.size(); ++i) {
+      if (values_[i] == pushed_[i]) continue;
+      Call("setting parameter " + d_.params[i].name, [&] {
+        py::object v = d_.params[i].integer
+                           ? py::object(py::int_(std::llround(values_[i])))
+                           : py::object(py::float_(values_[i]));
+        py::setattr(env_, d_.params[i].name.c_str(), v);
+        return py::none();
+      });
+      pushed_[i] = values_[i];
+    }
+    step_in_episode_ = 0;
+    py::object result = Call("reset()", [&] {
+      return seed ? reset_(py::arg("seed") = *seed) : reset_();
+    });
+    return ReadObservation(ResetObservation(name_, result, "observation, info"),
+                           "reset()");
+  }
+
+  FloatView ReadObservation(py::handle obs, const char* call) {
+    reader_.Read(obs, obs_.data(), Where{call, -1, step_in_episode_});
+    return FloatView{obs_.data(), reader_.Size()};
+  }
+
+  StepResult DoStep(const Action& action) override {
+    ++step_in_episode_;
+    py::object a = MakeAction(action);
+    py::object result = Call("step()", [&] { return step_(a); });
+    CheckStepResult(name_, result, "observation, reward, done, info", kApi);
+    PyObject* t = result.ptr();
+    StepResult r;
+    r.observation = ReadObservation(PyTuple_GET_ITEM(t, 0), "step()");
+    r.reward = PyFloat_AsDouble(PyTuple_GET_ITEM(t, 1));
+    if (r.reward == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      throw std::runtime_error(
+          name_ + ": step() at step " + std::to_string(step_in_episode_) +
+          " of an episode returned a reward of " +
+          Shorten(py::repr(PyTuple_GET_ITEM(t, 1))) + ", not a number");
+    }
+    r.terminated = Truth(PyTuple_GET_ITEM(t, 2), "terminated");
+    r.truncated = Truth(PyTuple_GET_ITEM(t, 3), "truncated");
+    return r;
+  }
+
+ private:
+  // Builds the Python environment in this process, checked against the
+  // probe's description.
+  void Start() {
+    env_ = Build(name_, kwargs_, d_);
+    reset_ = env_.attr("reset");
+    step_ = env_.attr("step");
+    if (!d_.act.space.IsDiscrete()) asarray_ = NumpyAsarray();
+  }
+
+  template <typename F>
+  py::object Call(const std::string& what, F&& call) {
+    return CallPython(name_, what, std::forward<F>(call));
+  }
+
+  bool Truth(PyObject* value, const char* field) {
+    return IsTrue(name_, value, field);
+  }
+
+  py::object MakeAction(const Action& action) {
+    if (d_.act.space.IsDiscrete()) {
+      return py::int_(action.index + d_.act.start);
+    }
+    py::list values(static_cast<size_t>(action.values.size));
+    for (int64_t i = 0; i < action.values.size; ++i) {
+      PyList_SET_ITEM(
+          values.ptr(), i,
+          PyFloat_FromDouble(static_cast<double>(action.values[i])));
+    }
+    if (!asarray_) return std::move(values);
+    py::object array = Call("numpy.asarray(action)", [&] {
+      return asarray_(values, py::arg("dtype") = d_.act.dtype);
+    });
+    if (d_.act.space.shape.size() > 1) {
+      py::tuple shape(d_.act.space.shape.size());
+      for (size_t i = 0; i < d_.act.space.shape.size(); ++i) {
+        shape[i] = py::int_(d_.act.space.shape[i]);
+      }
+      array = array.attr("reshape")(shape);
+    }
+    return array;
+  }
+
+  std::string name_;
   std::string kwargs_;
   Description d_;
   std::vector<double> values_;  // The parameters' values (declared targets).
@@ -870,9 +995,311 @@ class PythonEnv : public Env {
   py::object reset_;
   py::object step_;
   py::object asarray_;  // numpy.asarray where NumPy imports.
+  ObservationReader reader_;
   std::vector<float> obs_;
   int64_t step_in_episode_ = 0;
 };
+
+// Item `i` of a Python sequence (a list, a tuple, a NumPy array's row).
+py::object Item(py::handle seq, int64_t i) {
+  PyObject* item = PySequence_GetItem(seq.ptr(), static_cast<Py_ssize_t>(i));
+  if (item == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(item);
+}
+
+// A user's vector environment (num_envs, single_observation_space,
+// single_action_space; Gymnasium's VectorEnv) taken whole: one Python
+// object stepped once for all its copies. Each copy is a PythonVectorCopy;
+// the training loop steps them together (EnvBatch). A copy used on its own
+// (the evaluator, --demo) steps the whole object with its action given to
+// every copy.
+class PythonVectorBatch final : public EnvBatch {
+ public:
+  PythonVectorBatch(std::string name, std::string kwargs, const Description& d)
+      : name_(std::move(name)),
+        kwargs_(std::move(kwargs)),
+        d_(d),
+        reader_(name_, d_.obs),
+        copies_(static_cast<size_t>(d_.copies)) {
+    for (Copy& c : copies_) {
+      c.obs.assign(static_cast<size_t>(reader_.Size()), 0.0f);
+      c.start.assign(static_cast<size_t>(reader_.Size()), 0.0f);
+    }
+  }
+
+  const std::string& name() const { return name_; }
+  const Description& description() const { return d_; }
+  int64_t Copies() const override { return d_.copies; }
+
+  void ResetAll(const std::vector<uint64_t>& seeds) override {
+    if (static_cast<int64_t>(seeds.size()) != d_.copies) {
+      throw std::logic_error(name_ + ": ResetAll got " +
+                             std::to_string(seeds.size()) + " seeds for " +
+                             std::to_string(d_.copies) + " copies");
+    }
+    batched_ = true;
+    if (!env_) Start();
+    py::list list(seeds.size());
+    for (size_t i = 0; i < seeds.size(); ++i) list[i] = py::int_(seeds[i]);
+    Reset(list);
+  }
+
+  void StepAll(const std::vector<Action>& actions, int64_t active) override {
+    batched_ = true;
+    Step(actions, active);
+  }
+
+  FloatView ResetCopy(int64_t c, std::optional<uint64_t> seed) {
+    if (!copies_[c].started) {
+      if (batched_) {
+        throw std::logic_error(
+            name_ + ": copy " + std::to_string(c) +
+            " of the vector environment was asked to reset in the middle of "
+            "its episode (cut by the trainer or an extension); a vector "
+            "environment ends its copies' episodes itself (give it its own "
+            "time limit)");
+      }
+      if (!env_) Start();
+      Reset(seed ? py::object(py::int_(*seed)) : py::object(py::none()));
+    }
+    Copy& copy = copies_[c];
+    copy.started = false;
+    copy.has_result = false;
+    copy.step = 0;
+    std::swap(copy.obs, copy.start);
+    return FloatView{copy.obs.data(), reader_.Size()};
+  }
+
+  StepResult StepCopy(int64_t c, const Action& action) {
+    if (!copies_[c].has_result) {
+      if (batched_) {
+        throw std::logic_error(name_ + ": copy " + std::to_string(c) +
+                               " was stepped before the vector environment");
+      }
+      Step(std::vector<Action>(static_cast<size_t>(d_.copies), action),
+           d_.copies);
+    }
+    Copy& copy = copies_[c];
+    copy.has_result = false;
+    StepResult r;
+    r.observation = FloatView{copy.obs.data(), reader_.Size()};
+    r.reward = copy.reward;
+    r.terminated = copy.terminated;
+    r.truncated = copy.truncated;
+    return r;
+  }
+
+ private:
+  struct Copy {
+    std::vector<float> obs;    // What the copy's last Reset/Step returned.
+    std::vector<float> start;  // The next episode's first observation.
+    bool started = false;      // `start` holds one (reset, or autoreset).
+    bool has_result = false;   // A step's outcome waits for the copy's Step.
+    double reward = 0;
+    bool terminated = false;
+    bool truncated = false;
+    int64_t step = 0;  // Steps in the copy's episode, for messages.
+  };
+
+  void Start() {
+    env_ = Build(name_, kwargs_, d_);
+    reset_ = env_.attr("reset");
+    step_ = env_.attr("step");
+    asarray_ = NumpyAsarray();
+  }
+
+  // The vector reset (seed: an int, a list of one per copy, or None): every
+  // copy's next episode starts.
+  void Reset(py::object seed) {
+    py::object result = CallPython(
+        name_, "reset()", [&] { return reset_(py::arg("seed") = seed); });
+    py::object obs =
+        Batched(ResetObservation(name_, result, "observations, infos"),
+                "reset()", "observations");
+    for (int64_t c = 0; c < d_.copies; ++c) {
+      Copy& copy = copies_[c];
+      reader_.Read(Item(obs, c), copy.start.data(), Where{"reset()", c, 0});
+      copy.started = true;
+      copy.has_result = false;
+    }
+  }
+
+  // `value` when it holds one item per copy.
+  py::object Batched(py::handle value, const char* call, const char* what) {
+    const Py_ssize_t n =
+        PySequence_Check(value.ptr()) ? PySequence_Size(value.ptr()) : -1;
+    if (n < 0) PyErr_Clear();
+    if (n != d_.copies) {
+      throw std::runtime_error(
+          name_ + ": " + call + " returned " + what + " " +
+          (n < 0 ? "that are not a sequence (" + Shorten(py::repr(value)) + ")"
+                 : "for " + std::to_string(n) + " copies") +
+          "; num_envs is " + std::to_string(d_.copies));
+    }
+    return py::reinterpret_borrow<py::object>(value);
+  }
+
+  py::object MakeActions(const std::vector<Action>& actions, int64_t active) {
+    const Space& space = d_.act.space;
+    py::list list(static_cast<size_t>(d_.copies));
+    for (int64_t c = 0; c < d_.copies; ++c) {
+      const Action& a = actions[c < active ? c : 0];
+      if (space.IsDiscrete()) {
+        list[c] = py::int_(a.index + d_.act.start);
+        continue;
+      }
+      py::list values(static_cast<size_t>(a.values.size));
+      for (int64_t i = 0; i < a.values.size; ++i) {
+        PyList_SET_ITEM(values.ptr(), i,
+                        PyFloat_FromDouble(static_cast<double>(a.values[i])));
+      }
+      list[c] = values;
+    }
+    if (!asarray_) return std::move(list);
+    py::object array = CallPython(name_, "numpy.asarray(actions)", [&] {
+      return asarray_(list, py::arg("dtype") = d_.act.dtype);
+    });
+    if (!space.IsDiscrete()) {
+      py::tuple shape(space.shape.size() + 1);
+      shape[0] = py::int_(d_.copies);
+      for (size_t i = 0; i < space.shape.size(); ++i) {
+        shape[i + 1] = py::int_(space.shape[i]);
+      }
+      array = array.attr("reshape")(shape);
+    }
+    return array;
+  }
+
+  // info["final_obs"] (or Gymnasium 0.29's "final_observation") and its
+  // mask, where the step ended a copy.
+  std::pair<py::object, py::object> FinalObservations(py::handle infos) {
+    if (!PyDict_Check(infos.ptr())) return {};
+    py::dict dict = py::reinterpret_borrow<py::dict>(infos);
+    for (const char* key : {"final_obs", "final_observation"}) {
+      if (!dict.contains(key)) continue;
+      const std::string mask = std::string("_") + key;
+      return {dict[key], dict.contains(mask.c_str())
+                             ? py::object(dict[mask.c_str()])
+                             : py::object()};
+    }
+    return {};
+  }
+
+  void Step(const std::vector<Action>& actions, int64_t active) {
+    py::object a = MakeActions(actions, active);
+    py::object result = CallPython(name_, "step()", [&] { return step_(a); });
+    CheckStepResult(name_, result, "observations, rewards, dones, infos",
+                    "Gymnasium's step(actions) -> (observations, rewards, "
+                    "terminations, truncations, infos)");
+    PyObject* t = result.ptr();
+    py::object obs = Batched(PyTuple_GET_ITEM(t, 0), "step()", "observations");
+    py::object rewards = Batched(PyTuple_GET_ITEM(t, 1), "step()", "rewards");
+    py::object terms =
+        Batched(PyTuple_GET_ITEM(t, 2), "step()", "terminations");
+    py::object truncs =
+        Batched(PyTuple_GET_ITEM(t, 3), "step()", "truncations");
+    auto [finals, mask] = FinalObservations(PyTuple_GET_ITEM(t, 4));
+    for (int64_t c = 0; c < d_.copies; ++c) {
+      Copy& copy = copies_[c];
+      ++copy.step;
+      py::object reward = Item(rewards, c);
+      copy.reward = PyFloat_AsDouble(reward.ptr());
+      if (copy.reward == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        throw std::runtime_error(name_ + ": step() for copy " +
+                                 std::to_string(c) + " returned a reward of " +
+                                 Shorten(py::repr(reward)) + ", not a number");
+      }
+      copy.terminated = IsTrue(name_, Item(terms, c).ptr(), "termination");
+      copy.truncated = IsTrue(name_, Item(truncs, c).ptr(), "truncation");
+      copy.has_result = true;
+      if (!copy.terminated && !copy.truncated) {
+        reader_.Read(Item(obs, c), copy.obs.data(),
+                     Where{"step()", c, copy.step});
+        continue;
+      }
+      const bool has_final =
+          finals && (!mask || IsTrue(name_, Item(mask, c).ptr(), "mask"));
+      if (!has_final) {
+        throw std::runtime_error(
+            name_ + ": step() ended copy " + std::to_string(c) +
+            "'s episode without its last observation in infos; asyncrl "
+            "takes " +
+            kVectorApi);
+      }
+      reader_.Read(Item(finals, c), copy.obs.data(),
+                   Where{"step() (final_obs)", c, copy.step});
+      reader_.Read(Item(obs, c), copy.start.data(), Where{"step()", c, 0});
+      copy.started = true;
+    }
+  }
+
+  std::string name_;
+  std::string kwargs_;
+  Description d_;
+  ObservationReader reader_;
+  std::vector<Copy> copies_;
+  bool batched_ = false;  // Stepped as a batch: no copy steps on its own.
+  py::object env_;
+  py::object reset_;
+  py::object step_;
+  py::object asarray_;
+};
+
+// Copy `copy` of a PythonVectorBatch.
+class PythonVectorCopy final : public Env {
+ public:
+  PythonVectorCopy(std::shared_ptr<PythonVectorBatch> batch, int64_t copy)
+      : batch_(std::move(batch)), copy_(copy) {}
+
+  std::string Name() const override { return batch_->name(); }
+  const Space& ObservationSpace() const override {
+    return batch_->description().obs.space;
+  }
+  const Space& ActionSpace() const override {
+    return batch_->description().act.space;
+  }
+  EnvBatch* Batch(int64_t* copy) override {
+    *copy = copy_;
+    return batch_.get();
+  }
+  int64_t BatchCopies() const override { return batch_->Copies(); }
+
+ protected:
+  FloatView DoReset(std::optional<uint64_t> seed) override {
+    return batch_->ResetCopy(copy_, seed);
+  }
+  StepResult DoStep(const Action& action) override {
+    return batch_->StepCopy(copy_, action);
+  }
+
+ private:
+  std::shared_ptr<PythonVectorBatch> batch_;
+  int64_t copy_;
+};
+
+// The copies a process makes one after another share a vector environment
+// until it has num_envs of them: a worker's first envs_per_process
+// environments are its training batch (train_loop.cc checks that they are
+// copies 0..n-1 of one), the next one its evaluation's (a batch of its own).
+std::unique_ptr<Env> MakeVectorCopy(const std::string& name,
+                                    const std::string& kwargs,
+                                    const Description& d) {
+  static pid_t pid = 0;
+  static std::string key;
+  static std::weak_ptr<PythonVectorBatch> open;
+  static int64_t next = 0;
+  std::shared_ptr<PythonVectorBatch> batch = open.lock();
+  if (pid != getpid() || key != name + '\n' + kwargs || !batch ||
+      next == d.copies) {
+    pid = getpid();
+    key = name + '\n' + kwargs;
+    batch = std::make_shared<PythonVectorBatch>(name, kwargs, d);
+    open = batch;
+    next = 0;
+  }
+  return std::make_unique<PythonVectorCopy>(batch, next++);
+}
 
 }  // namespace
 
@@ -898,8 +1325,9 @@ void RegisterPythonEnvironments(EnvRegistry& registry) {
                 " is not a JSON object ({\"NAME\": value, ...})");
           }
         }
-        return std::make_unique<PythonEnv>(name, options.kwargs,
-                                           Probe(name, options.kwargs));
+        const Description& d = Probe(name, options.kwargs);
+        if (d.copies > 0) return MakeVectorCopy(name, options.kwargs, d);
+        return std::make_unique<PythonEnv>(name, options.kwargs, d);
       });
 }
 
