@@ -1,84 +1,22 @@
-// Your own C++ environment, trained by name: Corridor implements asyncrl's
-// Env interface (envs/env.h), main() registers it with the registry under
-// "Corridor" (one call, before RunTrainer), and then every flag of
+// Your own C++ environment, trained by name: Corridor (corridor_env.cc)
+// implements asyncrl's Env interface, main() registers it with the registry
+// under "Corridor" (one call, before RunTrainer), and then every flag of
 // train_a3c works with --env Corridor: training, --resume, --demo --load,
 // --export, --env-param.
 //
 //   build-example/corridor --env Corridor --processes 2 --steps 200000
 //       --successful-score 0.9   (one command)
 //
-// The task: the agent starts at cell 0 of a corridor of `length` cells and
-// moves left or right; reaching the last cell ends the episode with reward
-// 1, each step costs 0.01, and an episode is cut after 100 steps. The
-// observation is the position as a fraction of the corridor and a bias
-// input. An environment asyncrl does not know gets no family's defaults:
-// its rewards are not scaled (the run's first lines say so).
-#include <asyncrl/envs/env.h>
-#include <asyncrl/envs/registry.h>
+// corridor_module.cc makes the same environment a Python module's
+// (asyncrl.make_vec("Corridor") after `import corridor_envs`).
+#include "corridor.h"
+
 #include <asyncrl/experiments/run_trainer.h>
 
-#include <array>
-#include <memory>
-#include <stdexcept>
-#include <string>
-
-namespace {
-
-class Corridor : public asyncrl::Env {
- public:
-  Corridor()
-      : observation_space_(asyncrl::Space::Box({2}, 0.0f, 1.0f)),
-        action_space_(asyncrl::Space::Discrete(2)) {
-    // A parameter --env-param and curricula can set, from the next episode.
-    DeclareParameter("length", 2, 50, "cells from the start to the goal",
-                     &length_, /*integer=*/true);
-  }
-
-  std::string Name() const override { return "Corridor"; }
-  const asyncrl::Space& ObservationSpace() const override {
-    return observation_space_;
-  }
-  const asyncrl::Space& ActionSpace() const override { return action_space_; }
-
- protected:
-  asyncrl::FloatView DoReset(std::optional<uint64_t> /*seed*/) override {
-    // Deterministic: the seed has nothing to draw.
-    position_ = 0;
-    return Observe();
-  }
-
-  asyncrl::StepResult DoStep(const asyncrl::Action& action) override {
-    // Env::Step has checked the action against ActionSpace().
-    position_ += action.index == 1 ? 1 : -1;
-    if (position_ < 0) position_ = 0;
-    asyncrl::StepResult r;
-    r.terminated = position_ >= static_cast<int>(length_);
-    r.reward = r.terminated ? 1.0 : -0.01;
-    r.observation = Observe();
-    return r;
-  }
-
- private:
-  asyncrl::FloatView Observe() {
-    obs_ = {static_cast<float>(position_) / static_cast<float>(length_), 1.0f};
-    return {obs_.data(), static_cast<int64_t>(obs_.size())};
-  }
-
-  asyncrl::Space observation_space_;
-  asyncrl::Space action_space_;
-  double length_ = 10;
-  int position_ = 0;
-  std::array<float, 2> obs_{};
-};
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  // The registry's name, a factory, and the episode limit (100 steps; 0:
-  // none). Registered before RunTrainer, so the parent and every worker it
-  // forks find it.
-  asyncrl::DefaultEnvRegistry().Register(
-      "Corridor", [] { return std::make_unique<Corridor>(); }, 100);
+  // Registered before RunTrainer, so the parent and every worker it forks
+  // find it.
+  RegisterCorridor();
   asyncrl::TrainerPlugins plugins;
   plugins.program = "corridor";
   return asyncrl::RunTrainer(argc, argv, plugins);

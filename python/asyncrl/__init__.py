@@ -26,7 +26,7 @@ from ._paths import TRAIN_A3C
 __all__ = ["VectorEnv", "Space", "Discrete", "Box", "MultiDiscrete",
            "make_vec", "env_names", "read_scores", "read_checkpoint", "train",
            "TrainResult", "TrainInterrupted", "export", "load_policy",
-           "Policy"]
+           "Policy", "add_environments"]
 
 Space = _native.Space
 
@@ -153,7 +153,7 @@ def _space(native, seed=None):
                seed)
 
 
-class VectorEnv(_native.VectorEnv):
+class _VectorEnvMethods:
     """num_envs copies of one environment stepped together.
 
     reset(seed=None) -> (obs, info): obs is float32 [num_envs, *shape];
@@ -198,8 +198,9 @@ class VectorEnv(_native.VectorEnv):
                             "number" % (reward_scale,))
         super().__init__(name, num_envs, max_episode_steps,
                          float(reward_scale))
-        native_obs = _native.VectorEnv.single_observation_space.fget(self)
-        native_act = _native.VectorEnv.single_action_space.fget(self)
+        native = self._native_class
+        native_obs = native.single_observation_space.fget(self)
+        native_act = native.single_action_space.fget(self)
         self._single_observation_space = _space(native_obs)
         self._single_action_space = _space(native_act)
         n = self.num_envs
@@ -252,6 +253,33 @@ class VectorEnv(_native.VectorEnv):
         return "VectorEnv(%r, num_envs=%d)" % (self.name, self.num_envs)
 
 
+class VectorEnv(_VectorEnvMethods, _native.VectorEnv):
+    __doc__ = _VectorEnvMethods.__doc__
+    _native_class = _native.VectorEnv
+
+
+# Modules of users' own that step C++ environments their libraries register
+# (asyncrl/python/bindings.h: DefineEnvironmentModule calls
+# add_environments): (module, its VectorEnv class), in import order.
+_environment_modules = []
+
+
+def add_environments(module):
+    """Makes asyncrl.make_vec and env_names find the environments `module`
+    registers: a module built with asyncrl's bindings
+    (asyncrl::python::DefineEnvironmentModule calls this when imported)."""
+    if not hasattr(module, "VectorEnv") or not hasattr(module, "env_names"):
+        raise TypeError("module=%r is invalid; accepted: a module built with "
+                        "asyncrl::python::DefineEnvironmentModule" % (module,))
+    if any(m is module for m, _ in _environment_modules):
+        return
+    cls = type("VectorEnv", (_VectorEnvMethods, module.VectorEnv),
+               {"__doc__": _VectorEnvMethods.__doc__,
+                "__module__": module.__name__,
+                "_native_class": module.VectorEnv})
+    _environment_modules.append((module, cls))
+
+
 def _check_int(field, value, low, high, accepted=None):
     """asyncrl's one-line refusal for an integer argument outside
     [low, high] or not an integer at all (a bool, a float, a str)."""
@@ -266,13 +294,25 @@ def _check_int(field, value, low, high, accepted=None):
 
 def make_vec(name, num_envs=1, max_episode_steps=0, reward_scale=1.0):
     """A VectorEnv of num_envs copies of the environment `name`
-    (env_names() lists them; max_episode_steps 0 keeps its time limit)."""
+    (env_names() lists them, the ones registered by an imported module of
+    your own too; max_episode_steps 0 keeps its time limit)."""
+    if isinstance(name, str) and name not in _native.env_names():
+        for module, cls in _environment_modules:
+            if name in module.env_names():
+                return cls(name, num_envs, max_episode_steps, reward_scale)
+        if _environment_modules:
+            raise ValueError("name=%r is invalid; accepted: %s" % (
+                name, ", ".join(env_names())))
     return VectorEnv(name, num_envs, max_episode_steps, reward_scale)
 
 
 def env_names():
-    """The names make_vec accepts."""
-    return list(_native.env_names())
+    """The names make_vec accepts: asyncrl's, then those of the modules of
+    your own imported (add_environments)."""
+    names = list(_native.env_names())
+    for module, _ in _environment_modules:
+        names += [n for n in module.env_names() if n not in names]
+    return names
 
 
 def read_scores(run):

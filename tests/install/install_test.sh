@@ -139,4 +139,20 @@ grep -q '"env": "Corridor"' "$run3/args.json" || fail "args.json lacks env Corri
 "$work/env-example-build/corridor" --demo --load "$run3/4000_finish" \
   --eval-n-runs 1 > "$work/demo3.log" 2>&1 ||
   { cat "$work/demo3.log"; fail "--demo with the environment example"; }
+# Its Python module, where the build has the Python package: the installed
+# asyncrl's make_vec steps Corridor after `import corridor_envs`.
+if compgen -G "$build/python/asyncrl/_native*.so" > /dev/null; then
+  compgen -G "$work/env-example-build/corridor_envs*.so" > /dev/null ||
+    { cat "$work/env-build.log"; fail "the environment example built no corridor_envs module"; }
+  package=$(compgen -G "$prefix/lib/python3*/dist-packages" | head -n 1)
+  PYTHONPATH="$package:$work/env-example-build" /usr/bin/python3 -c '
+import corridor_envs, asyncrl
+env = asyncrl.make_vec("Corridor", num_envs=3)
+obs, _ = env.reset(seed=0)
+assert obs.shape == (3, 2), obs.shape
+assert asyncrl.__file__.startswith("'"$prefix"'"), asyncrl.__file__
+print("make_vec(Corridor):", obs.shape)
+' > "$work/module3.log" 2>&1 ||
+    { cat "$work/module3.log"; fail "asyncrl.make_vec(\"Corridor\") after import corridor_envs"; }
+fi
 echo "install_test: 3 passed, 0 failed"

@@ -243,6 +243,69 @@ class VectorEnvTest(unittest.TestCase):
             self.assertIn(name, names)
 
 
+# examples/custom_env's Python module corridor_envs, built in the tree.
+EXAMPLE_MODULES = os.environ.get("ASYNCRL_EXAMPLE_MODULES", "")
+
+
+class OwnModuleTest(unittest.TestCase):
+    """A module of the user's own (asyncrl::python::DefineEnvironmentModule)
+    makes asyncrl.make_vec step the C++ environment it registers; each case
+    runs in a fresh interpreter, as a user's script does."""
+
+    def run_python(self, script):
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [EXAMPLE_MODULES] + sys.path)
+        done = subprocess.run([sys.executable, "-c", script], env=env,
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return done.stdout
+
+    @unittest.skipUnless(EXAMPLE_MODULES, "the example module is not built")
+    def test_make_vec_steps_the_modules_environment(self):
+        out = self.run_python("""
+import numpy as np
+import corridor_envs  # before asyncrl: it imports asyncrl itself
+import asyncrl
+assert "Corridor" in asyncrl.env_names(), asyncrl.env_names()
+assert "CartPole-v1" in asyncrl.env_names()
+env = asyncrl.make_vec("Corridor", num_envs=2)
+obs, info = env.reset(seed=0)
+assert obs.shape == (2, 2) and obs[0, 0] == 0.0, obs
+assert env.single_action_space.n == 2 and env.num_envs == 2
+# Right 10 times: the 10th step reaches the goal (length 10) and resets.
+for _ in range(10):
+    obs, reward, terminated, truncated, info = env.step(np.ones(2, int))
+assert terminated.all() and (reward == 1.0).all(), (terminated, reward)
+assert (info["final_obs"][:, 0] == 1.0).all() and (obs[:, 0] == 0).all()
+env.set_parameter("length", 3)
+# asyncrl's own environments still work beside it.
+cartpole = asyncrl.make_vec("CartPole-v1", num_envs=2)
+assert isinstance(cartpole, asyncrl.VectorEnv)
+assert cartpole.reset(seed=1)[0].shape == (2, 4)
+try:
+    asyncrl.make_vec("Nope")
+except ValueError as e:
+    print(e)
+""")
+        self.assertIn("name='Nope' is invalid; accepted: ", out)
+        self.assertIn("CartPole-v1", out)
+        self.assertIn("Corridor", out)
+
+    @unittest.skipUnless(EXAMPLE_MODULES, "the example module is not built")
+    def test_without_the_module_the_name_is_unknown(self):
+        out = self.run_python("""
+import asyncrl
+print("Corridor" in asyncrl.env_names())
+""")
+        self.assertEqual(out.strip(), "False")
+
+    def test_add_environments_refuses_another_module(self):
+        with self.assertRaisesRegex(TypeError, "module=.* is invalid; "
+                                    "accepted: a module built with "):
+            asyncrl.add_environments(os)
+
+
 class RunTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="asyncrl_python_")
