@@ -313,6 +313,13 @@ class Worker {
           " copies; accepted: envs_per_process=" +
           std::to_string(batch->Copies()) + " (is " + std::to_string(k) + ")");
     }
+    if (ctx_.evaluator != nullptr && ctx_.eval_env == nullptr) {
+      throw std::invalid_argument(
+          ctx_.envs[0]->Name() +
+          " is a vector environment: its copies cannot be evaluated on "
+          "their own; accepted: an evaluation environment (make_env with "
+          "test=true) or no evaluation");
+    }
     for (int64_t j = 0; j < k; ++j) {
       if (ctx_.envs[j]->Batch(&copy) != batch || copy != j) {
         throw std::logic_error(
@@ -346,9 +353,11 @@ class Worker {
     for (int64_t j = 0; j < active; ++j) {
       Env& env = *ctx_.envs[j];
       StepResult r;
-      {
+      if (batch_ == nullptr) {
         ScopedTimer timer("env_step");
         r = env.Step(actions[j]);
+      } else {
+        r = env.Step(actions[j]);  // Its part of StepAll's (timed) step.
       }
       ++rows_.len[j];
       ++local_steps_;

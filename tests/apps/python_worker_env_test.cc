@@ -136,6 +136,29 @@ TEST(PythonWorkerEnvTest, AVectorEnvironmentTrainsAsItsCopiesWould) {
   EXPECT_GE(testing::ReadLines(run / "scores.txt").size(), 3u);
 }
 
+// Vector environments that check what they are given
+// (tests/python_envs/vector_envs.py): an int seed and Gymnasium 0.29's
+// final_observation keys, Box actions of shape (2,) and of shape () as
+// NumPy's [num_envs, ...] float32 arrays. A last batch shorter than the
+// copies (1001 steps), evaluations and --demo of the run's agent.
+TEST(PythonWorkerEnvTest, VectorEnvironmentsOfEachKindTrainAndPlay) {
+  for (const std::string env :
+       {"Gymnasium029", "ContinuousVector", "ScalarActionVector"}) {
+    TempDir out("pyenv_vector_kinds");
+    const ProcessRun run =
+        Train(out, "--env python:vector_envs:" + env +
+                       " --processes 2 --steps 1001 --eval-interval 500 "
+                       "--eval-n-runs 2");
+    ASSERT_EQ(run.status, 0) << env << "\n" << run.output;
+    const fs::path finish = Runs(out).at(0) / "1001_finish";
+    ASSERT_TRUE(fs::exists(finish)) << env << "\n" << run.output;
+    const ProcessRun demo =
+        Train(out, "--env python:vector_envs:" + env + " --demo --load " +
+                       finish.string() + " --eval-n-runs 2");
+    EXPECT_EQ(demo.status, 0) << env << "\n" << demo.output;
+  }
+}
+
 // Each refusal: exit 2, one line naming the flag, the value and what is
 // accepted, nothing created.
 TEST(PythonWorkerEnvTest, RefusalsAreOneLineAndCreateNothing) {
@@ -210,6 +233,8 @@ TEST(PythonWorkerEnvTest, AnEnvironmentThatFailsWhileTrainingStopsTheRun) {
       {"ShortVector",
        "step() returned observations for 3 copies; num_envs "
        "is 4"},
+      {"ShortFinalVector",
+       "step() returned infos[\"final_obs\"] for 1 copies; num_envs is 8"},
   };
   for (const Case& c : cases) {
     TempDir out("pyenv_fails");

@@ -114,3 +114,14 @@ class ShortVector(VectorCartPole):
         if self.calls >= 5:
             obs = obs[1:]
         return obs, rewards, terms, truncs, infos
+
+
+class ShortFinalVector(VectorCartPole):
+    """Gives the last observation of the first copy only."""
+
+    def step(self, actions):
+        obs, rewards, terms, truncs, infos = super().step(actions)
+        if infos:
+            infos = {"final_obs": infos["final_obs"][:1],
+                     "_final_obs": infos["_final_obs"]}
+        return obs, rewards, terms, truncs, infos

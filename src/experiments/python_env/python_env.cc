@@ -143,6 +143,7 @@ struct PySpace {
   std::string dtype = "float32";
   int64_t start = 0;     // Discrete's first value.
   bool one_hot = false;  // A Discrete observation space.
+  bool scalar = false;   // A Box of shape (): one value, given unwrapped.
 };
 
 // What the parent knows of an environment without Python: its spaces and
@@ -186,9 +187,12 @@ std::vector<float> FlatFloats(py::handle value, size_t size,
 PySpace ReadSpace(py::handle env, const char* attr, const std::string& name) {
   const std::string what = name + ": " + attr;
   if (!py::hasattr(env, attr)) {
-    throw std::invalid_argument(what +
-                                " is missing; asyncrl needs the environment's "
-                                "observation_space and action_space");
+    throw std::invalid_argument(
+        what + " is missing; asyncrl needs the environment's " +
+        (std::string(attr).rfind("single_", 0) == 0
+             ? "single_observation_space and single_action_space (a vector "
+               "environment: it has num_envs)"
+             : "observation_space and action_space"));
   }
   py::object space = env.attr(attr);
   const std::string type = py::str(py::type::handle_of(space).attr("__name__"));
@@ -207,7 +211,10 @@ PySpace ReadSpace(py::handle env, const char* attr, const std::string& name) {
       for (py::handle d : space.attr("shape")) {
         shape.push_back(py::int_(py::reinterpret_borrow<py::object>(d)));
       }
-      if (shape.empty()) shape = {1};
+      if (shape.empty()) {
+        shape = {1};
+        out.scalar = true;
+      }
       int64_t size = 1;
       for (int64_t d : shape) {
         if (d <= 0)
@@ -429,6 +436,7 @@ void PutSpace(std::ostringstream& out, const PySpace& s) {
       << s.space.n << '\n'
       << s.start << '\n'
       << s.one_hot << '\n'
+      << s.scalar << '\n'
       << s.dtype << '\n'
       << s.space.shape.size() << '\n';
   for (int64_t d : s.space.shape) out << d << '\n';
@@ -482,6 +490,7 @@ PySpace GetSpace(Lines& in) {
   const int64_t n = in.Int();
   s.start = in.Int();
   s.one_hot = in.Int() != 0;
+  s.scalar = in.Int() != 0;
   s.dtype = in.Next();
   std::vector<int64_t> shape(static_cast<size_t>(in.Int()));
   int64_t size = 1;
@@ -966,6 +975,14 @@ class PythonEnv : public Env {
     if (d_.act.space.IsDiscrete()) {
       return py::int_(action.index + d_.act.start);
     }
+    if (d_.act.scalar) {
+      // Shape (): the value itself, a 0-d array with NumPy.
+      py::float_ value(static_cast<double>(action.values[0]));
+      if (!asarray_) return std::move(value);
+      return Call("numpy.asarray(action)", [&] {
+        return asarray_(value, py::arg("dtype") = d_.act.dtype);
+      });
+    }
     py::list values(static_cast<size_t>(action.values.size));
     for (int64_t i = 0; i < action.values.size; ++i) {
       PyList_SET_ITEM(
@@ -1039,6 +1056,16 @@ class PythonVectorBatch final : public EnvBatch {
     }
     batched_ = true;
     if (!env_) Start();
+    // One int when the seeds run on by one (the trainer's do): Gymnasium's
+    // rule gives copy i seed + i, and its VectorEnv.reset takes only an int.
+    bool consecutive = true;
+    for (size_t i = 0; i < seeds.size(); ++i) {
+      consecutive = consecutive && seeds[i] == seeds[0] + i;
+    }
+    if (consecutive) {
+      Reset(py::int_(seeds[0]));
+      return;
+    }
     py::list list(seeds.size());
     for (size_t i = 0; i < seeds.size(); ++i) list[i] = py::int_(seeds[i]);
     Reset(list);
@@ -1148,6 +1175,10 @@ class PythonVectorBatch final : public EnvBatch {
         list[c] = py::int_(a.index + d_.act.start);
         continue;
       }
+      if (d_.act.scalar) {  // Shape (): the batch is [num_envs].
+        list[c] = py::float_(static_cast<double>(a.values[0]));
+        continue;
+      }
       py::list values(static_cast<size_t>(a.values.size));
       for (int64_t i = 0; i < a.values.size; ++i) {
         PyList_SET_ITEM(values.ptr(), i,
@@ -1159,7 +1190,7 @@ class PythonVectorBatch final : public EnvBatch {
     py::object array = CallPython(name_, "numpy.asarray(actions)", [&] {
       return asarray_(list, py::arg("dtype") = d_.act.dtype);
     });
-    if (!space.IsDiscrete()) {
+    if (!space.IsDiscrete() && !d_.act.scalar) {
       py::tuple shape(space.shape.size() + 1);
       shape[0] = py::int_(d_.copies);
       for (size_t i = 0; i < space.shape.size(); ++i) {
@@ -1178,9 +1209,12 @@ class PythonVectorBatch final : public EnvBatch {
     for (const char* key : {"final_obs", "final_observation"}) {
       if (!dict.contains(key)) continue;
       const std::string mask = std::string("_") + key;
-      return {dict[key], dict.contains(mask.c_str())
-                             ? py::object(dict[mask.c_str()])
-                             : py::object()};
+      const std::string shown = "infos[\"" + std::string(key) + "\"]";
+      const std::string shown_mask = "infos[\"" + mask + "\"]";
+      return {Batched(dict[key], "step()", shown.c_str()),
+              dict.contains(mask.c_str())
+                  ? Batched(dict[mask.c_str()], "step()", shown_mask.c_str())
+                  : py::object()};
     }
     return {};
   }
