@@ -26,7 +26,7 @@ from ._paths import TRAIN_A3C
 __all__ = ["VectorEnv", "Space", "Discrete", "Box", "MultiDiscrete",
            "make_vec", "env_names", "read_scores", "read_checkpoint", "train",
            "TrainResult", "TrainInterrupted", "export", "load_policy",
-           "Policy", "add_environments"]
+           "Policy", "add_environments", "read_final_eval"]
 
 Space = _native.Space
 
@@ -335,6 +335,33 @@ def read_scores(run):
         for name, cell in zip(header, cells):
             columns[name].append(_number(cell))
     return columns
+
+
+def read_final_eval(run):
+    """final_eval.tsv of a run folder (or the file itself): the final agent
+    and best/ evaluated on fresh episodes when the run ended, as a list of
+    dicts {"agent": "final" or "best", "checkpoint", "step", "action":
+    "deterministic", "sampled" or "agent", "episodes", "mean", "median",
+    "stdev", "max", "min", "chosen_score": best/'s choosing evaluation mean
+    or None}; [] when the run wrote none (--final-eval-n-runs 0, a stopped
+    run, a game)."""
+    path = (os.path.join(run, "final_eval.tsv") if os.path.isdir(run)
+            else run)
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    header = lines[0].split("\t") if lines else []
+    rows = []
+    for line in lines[1:]:
+        row = dict(zip(header, line.split("\t")))
+        for key in ("step", "episodes", "mean", "median", "stdev", "max",
+                    "min"):
+            row[key] = _number(row[key])
+        row["chosen_score"] = (_number(row["chosen_score"])
+                               if row.get("chosen_score") else None)
+        rows.append(row)
+    return rows
 
 
 def _number(cell):

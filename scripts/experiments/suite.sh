@@ -107,6 +107,11 @@ for s in "${specs[@]}"; do
     run=$(sed -n 's/^results in //p' "$tmp/log" | head -n 1)
     mkdir -p "$run_dir"
     cp "$run/scores.txt" "$run_dir/scores.txt"
+    # The final agent and best/ on fresh episodes (train_a3c's
+    # --final-eval-n-runs, at the run's end).
+    if [ -f "$run/final_eval.tsv" ]; then
+      cp "$run/final_eval.tsv" "$run_dir/final_eval.tsv"
+    fi
     echo "$end - $start" | bc -l > "$run_dir/wall_s.tmp"
     mv "$run_dir/wall_s.tmp" "$run_dir/wall_s"
     rm -rf "$tmp"

@@ -5,11 +5,15 @@ Usage: scripts/experiments/suite_report.py DIR
 DIR holds DIR/tasks.tsv (task, bar, budget, whether runs stop at the bar,
 flags: written by suite.sh) and
 DIR/runs/<task>/<seed>/scores.txt plus DIR/runs/<task>/<seed>/wall_s (the
-whole process's wall time). Writes DIR/README.md (the table) and
+whole process's wall time) and, where train_a3c wrote one,
+DIR/runs/<task>/<seed>/final_eval.tsv (the final agent and best/ evaluated
+on fresh episodes when the run ended). Writes DIR/README.md (the table) and
 DIR/<task>.svg (every seed's evaluation means against steps, the bar dashed).
 
 Per task and seed: "best" is the best evaluation mean, "final" the mean of
-the last three evaluations (fewer if the run has fewer), "steps to bar" and
+the last three evaluations (fewer if the run has fewer), "final agent,
+fresh" and "best/, fresh" the final_eval.tsv means (greedy and sampled
+actions), "steps to bar" and
 "time to bar" the step and the elapsed seconds (scores.txt's own clock,
 start-up excluded) of the first evaluation whose mean reaches the bar.
 Across seeds: median, interquartile mean (IQM: the mean of the middle half,
@@ -153,6 +157,30 @@ def svg(task, bar, budget, runs):
     return "\n".join(out) + "\n"
 
 
+def read_final_eval(path):
+    """{(agent, action): mean} of a final_eval.tsv, {} if there is none."""
+    if not os.path.exists(path):
+        return {}
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        header = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            row = dict(zip(header, line.rstrip("\n").split("\t")))
+            out[(row["agent"], row["action"])] = float(row["mean"])
+    return out
+
+
+def fresh_text(evals, agent, action, seeds):
+    """The summary of one final_eval.tsv figure over the seeds that have it."""
+    values = [e[(agent, action)] for e in evals if (agent, action) in e]
+    if not values:
+        return "-"
+    text = summary(values)
+    if len(values) < seeds:
+        text += f" ({len(values)} seeds)"
+    return text
+
+
 def main():
     if len(sys.argv) != 2:
         raise SystemExit("usage: scripts/experiments/suite_report.py DIR")
@@ -163,9 +191,11 @@ def main():
     lines = ["| task | bar | within | seeds reaching | best: median / IQM [95% CI] | "
              "final (last 3): median / IQM [95% CI] | "
              "final, training (last 100 episodes): median / IQM [95% CI] | "
+             "final agent, fresh episodes (greedy / sampled): median / IQM [95% CI] | "
+             "best/, fresh episodes (greedy): median / IQM [95% CI] | "
              "steps to bar (median) | "
              "time to bar (median, s) | whole run (median, s) |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     commands = []
     curve_tasks = []
     with open(tasks_path, encoding="utf-8") as f:
@@ -209,8 +239,14 @@ def main():
                 train_text = summary(final_train)
                 if len(final_train) < len(runs):
                     train_text += f" ({len(final_train)} seeds)"
+            evals = [read_final_eval(os.path.join(task_dir, seed, "final_eval.tsv"))
+                     for seed, _ in runs]
+            fresh = (fresh_text(evals, "final", "deterministic", len(runs)) + " / " +
+                     fresh_text(evals, "final", "sampled", len(runs)))
+            fresh_best = fresh_text(evals, "best", "deterministic", len(runs))
             lines.append(f"| {task} | {fmt(bar)} | {budget:,} | {reached}/{len(runs)} | "
-                         f"{summary(best)} | {final_text} | {train_text} | {steps_text} | "
+                         f"{summary(best)} | {final_text} | {train_text} | {fresh} | "
+                         f"{fresh_best} | {steps_text} | "
                          f"{time_text} | {fmt(statistics.median(walls))} |")
             commands.append(f"- {task}: `train_a3c {flags} --seed S` "
                             f"(seeds {', '.join(s for s, _ in runs)})")
@@ -224,7 +260,12 @@ def main():
                   "\"final\" is the mean of the last three evaluations, \"final, "
                   "training\" scores.txt's `train_mean` in its last row: the mean "
                   "return of the last 100 training episodes (the MinAtar paper's "
-                  "measure; exploring, in the environment's units); steps and time "
+                  "measure; exploring, in the environment's units); \"fresh "
+                  "episodes\" the agent the run ended with (\"final agent\": "
+                  "<steps>_finish/ or successful/) and best/, each evaluated when "
+                  "the run ended on the same fresh episodes (train_a3c's "
+                  "`--final-eval-n-runs`, 100 by default; final_eval.tsv), free of "
+                  "the selection that flatters \"best\"; steps and time "
                   "to the bar are medians over all seeds, a seed that never reaches it "
                   "counting as slower than any that does. Time to bar is scores.txt's "
                   "`elapsed` (training only); the whole run includes start-up and the "

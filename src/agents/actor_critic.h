@@ -146,6 +146,13 @@ class ActorCriticAgent : public BatchAgent,
     mutable_common().optimizer.lr = lr;
   }
 
+  // Greedy (true) or sampled (false) actions in Act() from now on
+  // (act_deterministically).
+  bool act_deterministically() const { return common().act_deterministically; }
+  void SetActDeterministically(bool deterministic) {
+    mutable_common().act_deterministically = deterministic;
+  }
+
   ActorCriticModel& model() { return *model_; }
   const Space& observation_space() const { return observation_space_; }
   const Space& action_space() const { return action_space_; }

@@ -344,6 +344,10 @@ po::options_description RunOwnFlags(RunFlags& f, Extras& x) {
       "evaluation steps (instead of --eval-n-runs)")(
       "successful-score", po::value(&x.successful_score),
       "stop when an evaluation mean reaches this")(
+      "final-eval-n-runs", Value(&f.final_eval_n_runs, f.final_eval_n_runs),
+      "when the run ends, evaluate its final agent and best/ on this many "
+      "fresh episodes each (seeds no evaluation used; greedy and sampled "
+      "actions), into final_eval.tsv; 0: no final evaluation")(
       "no-save-best-so-far-agent", po::bool_switch(&f.no_save_best),
       "never write best/ (the reference's save_best_so_far_agent=False); the "
       "best score is still kept")("demo", po::bool_switch(&f.demo),
@@ -428,6 +432,9 @@ void ResolveEvaluation(const po::variables_map& vm, const Extras& x,
             "an integer >= 1");
     t.eval_n_episodes = x.eval_n_runs;
   }
+  Require(f.final_eval_n_runs >= 0 && f.final_eval_n_runs <= 100000,
+          "final-eval-n-runs", FormatValue(f.final_eval_n_runs),
+          "an integer in [0, 100000] (0: no final evaluation)");
   if (vm.count("successful-score")) {
     Require(t.eval_interval > 0 || f.demo, "successful-score",
             x.successful_score, "only with --eval-interval > 0");

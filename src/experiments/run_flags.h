@@ -81,6 +81,9 @@ struct RunFlags {
   std::string export_file;
   // --record FILE (with --demo): the evaluation episodes as an animated GIF.
   std::string record_file;
+  // Episodes the final agent and best/ are each evaluated on when the run
+  // ends (experiments/final_evaluation.h); 0: none.
+  int64_t final_eval_n_runs = 100;
   bool quiet = false;
   // --resume: the checkpoint directory and the run folder it belongs to.
   std::string resume;

@@ -17,6 +17,7 @@
 #include "asyncrl/envs/wrappers.h"
 #include "asyncrl/experiments/curriculum/curriculum_extension.h"
 #include "asyncrl/experiments/evaluator.h"
+#include "asyncrl/experiments/final_evaluation.h"
 #include "asyncrl/experiments/hosts/hosts_extension.h"
 #include "asyncrl/experiments/policy_collapse.h"
 #include "asyncrl/experiments/python_env/python_env.h"
@@ -29,9 +30,11 @@
 #include "asyncrl/misc/gif_file.h"
 #include "asyncrl/misc/json.h"
 #include "asyncrl/misc/logging.h"
+#include "asyncrl/misc/output_file.h"
 #include "asyncrl/misc/picture.h"
 #include "asyncrl/misc/platform/blas_kernel.h"
 #include "asyncrl/misc/seeding.h"
+#include "asyncrl/misc/tensorboard.h"
 #include "asyncrl/misc/validate.h"
 #include "asyncrl/misc/version.h"
 
@@ -340,10 +343,65 @@ class TrainerRun {
             "; leaving " + run.string() + " as it was failed: " + problem;
       }
     }
+    if (result.exit_code == 0 && !result.refused) {
+      FinalEvaluations(result, run, &result.notes);
+    }
     return Report(result, run);
   }
 
  private:
+  // A finished run's final agent and best/ on fresh episodes
+  // (experiments/final_evaluation.h): final_eval.tsv, TensorBoard, and the
+  // lines the run ends with. Not for games (their measure is the
+  // opponents' table, --demo) nor on hosts other than rank 0 (which
+  // holds the checkpoints).
+  void FinalEvaluations(const TrainResult& result, const fs::path& run,
+                        std::vector<std::string>* notes) const {
+    if (f_.final_eval_n_runs == 0 || f_.dist.node_rank != 0) return;
+    FinalEvaluationSetup setup;
+    setup.run = run;
+    setup.steps = f_.train.steps;
+    setup.global_step = result.global_step;
+    setup.episodes = f_.final_eval_n_runs;
+    setup.seed = f_.train.seed;
+    setup.max_episode_len = f_.train.max_episode_len > 0
+                                ? f_.train.max_episode_len
+                                : kFinalEvalEpisodeCap;
+    std::unique_ptr<Env> probe = EnvFactory(std::nullopt)(0, true);
+    if (FindSelfPlayEnv(*probe) != nullptr) return;
+    const MakeAgentFn make_agent =
+        AgentFactory(probe->ObservationSpace(), probe->ActionSpace());
+    probe.reset();
+    setup.make_agent = [make_agent] { return make_agent(0); };
+    setup.make_env = [this] { return EnvFactory(std::nullopt)(0, true); };
+    const std::vector<FinalEvaluation> rows =
+        EvaluateFinalAgents(setup, f_.quiet ? nullptr : &std::cout);
+    if (rows.empty()) return;
+    WriteOutputFile((run / "final_eval.tsv").string(),
+                    FinalEvaluationTable(rows), "final_eval");
+    {
+      // Into the run's events file (the newest, if a resume made another).
+      std::string file;
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(run, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind("events.out.tfevents.", 0) == 0 && name > file) {
+          file = name;
+        }
+      }
+      EventWriter events(run.string(), file);
+      for (const FinalEvaluation& r : rows) {
+        events.WriteScalar("final_eval/" + r.agent + "_" + r.action + "_mean",
+                           result.global_step, r.stats.mean, WallTimeSeconds());
+      }
+    }
+    for (const std::string& line : DescribeFinalEvaluations(rows)) {
+      notes->push_back(line);
+    }
+    notes->push_back("final evaluation written to " +
+                     (run / "final_eval.tsv").string());
+  }
+
   // The step hooks of a run of `steps`: --lr-decay's, --beta-decay's, then
   // the program's own (an empty one is refused).
   std::vector<StepHook> StepHooks(int64_t steps) const {

@@ -37,13 +37,17 @@ uint32_t MaskCrc(uint32_t crc) {
   return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
 }
 
-EventWriter::EventWriter(const std::string& dir) {
+EventWriter::EventWriter(const std::string& dir) : EventWriter(dir, "") {}
+
+EventWriter::EventWriter(const std::string& dir, const std::string& file) {
   char host[256] = "localhost";
   gethostname(host, sizeof(host) - 1);
-  path_ = (std::filesystem::path(dir) /
-           ("events.out.tfevents." + std::to_string(std::time(nullptr)) + "." +
-            host))
-              .string();
+  path_ =
+      (std::filesystem::path(dir) /
+       (!file.empty() ? file
+                      : "events.out.tfevents." +
+                            std::to_string(std::time(nullptr)) + "." + host))
+          .string();
   fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     throw std::runtime_error("cannot create " + path_ + ": " +
@@ -58,6 +62,7 @@ EventWriter::EventWriter(const std::string& dir) {
                              std::strerror(error));
   }
   size_ = st.st_size;
+  if (size_ > 0) return;  // Appended to: its file_version record is there.
   tensorboard::Event version;
   version.set_wall_time(static_cast<double>(std::time(nullptr)));
   version.set_file_version("brain.Event:2");

@@ -37,6 +37,9 @@ class EventWriter {
  public:
   // Throws std::runtime_error naming the path when it cannot be created.
   explicit EventWriter(const std::string& dir);
+  // Appends to <dir>/<file> (an events file a writer made before: a run's
+  // last records after its trainer's writer closed it).
+  EventWriter(const std::string& dir, const std::string& file);
   ~EventWriter();
   EventWriter(const EventWriter&) = delete;
   EventWriter& operator=(const EventWriter&) = delete;

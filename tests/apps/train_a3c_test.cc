@@ -123,6 +123,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"--sync-interval 0", "--sync-interval=0 is invalid"},
         BadFlag{"--dist-timeout -1", "--dist-timeout=-1 is invalid"},
         BadFlag{"--eval-n-runs 0", "--eval-n-runs=0"},
+        BadFlag{"--final-eval-n-runs -1",
+                "--final-eval-n-runs=-1 is invalid; accepted: an integer in "
+                "[0, 100000]"},
         BadFlag{"--eval-n-runs 5 --eval-n-steps 100",
                 "not together with --eval-n-runs"},
         BadFlag{"--max-episode-len -1", "--max-episode-len=-1"},
@@ -342,6 +345,64 @@ TEST(TrainA3CTest, RunCreatesANewFolderWithEverythingAndDemoLoadsIt) {
   EXPECT_EQ(demo.output.rfind("n_runs: 3 mean: ", 0), 0u) << demo.output;
 }
 
+// When a run ends, its final agent and best/ are evaluated on the same
+// fresh episodes, with the greedy and the sampled action
+// (experiments/final_evaluation.h): final_eval.tsv, TensorBoard and the
+// run's last lines; --final-eval-n-runs 0 turns it off.
+TEST(TrainA3CTest, TheFinalAgentAndBestAreEvaluatedOnFreshEpisodes) {
+  TempDir dir("final_eval");
+  const ProcessRun run = TrainA3C(
+      "--outdir " + dir.str() +
+      " --processes 2 --steps 4000 --eval-interval 1000 --eval-n-runs 2 "
+      "--final-eval-n-runs 7 --seed 5 --log-level warning");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder = RunFolder(run);
+  const std::vector<std::string> table = ReadLines(folder / "final_eval.tsv");
+  ASSERT_EQ(table.size(), 5u) << run.output;
+  EXPECT_EQ(table[0],
+            "agent\tcheckpoint\tstep\taction\tepisodes\tmean\tmedian\t"
+            "stdev\tmax\tmin\tchosen_score");
+  const std::vector<std::string> expected_starts = {
+      "final\t4000_finish\t4000\tdeterministic\t7\t",
+      "final\t4000_finish\t4000\tsampled\t7\t", "best\tbest\t", "best\tbest\t"};
+  for (size_t i = 0; i < expected_starts.size(); ++i) {
+    EXPECT_EQ(table[i + 1].rfind(expected_starts[i], 0), 0u) << table[i + 1];
+  }
+  // best/'s rows name the evaluation mean that chose it, the one
+  // scores.txt's best row has.
+  const std::vector<std::string> best = testing::Split(table[3], '\t');
+  ASSERT_EQ(best.size(), 11u);
+  EXPECT_FALSE(best[10].empty());
+  EXPECT_NE(run.output.find("final agent (4000_finish, step 4000), 7 fresh "
+                            "episodes, deterministic: mean "),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("best/ (best, step "), std::string::npos)
+      << run.output;
+  // TensorBoard has the figures.
+  bool tagged = false;
+  for (const auto& e : fs::directory_iterator(folder)) {
+    if (e.path().filename().string().rfind("events.out.tfevents", 0) != 0) {
+      continue;
+    }
+    std::ifstream in(e.path(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)),
+                            std::istreambuf_iterator<char>());
+    tagged = tagged || bytes.find("final_eval/final_deterministic_mean") !=
+                           std::string::npos;
+  }
+  EXPECT_TRUE(tagged);
+
+  TempDir off("final_eval_off");
+  const ProcessRun quiet = TrainA3C(
+      "--outdir " + off.str() +
+      " --processes 1 --steps 500 --eval-interval 0 --final-eval-n-runs 0 "
+      "--log-level warning");
+  ASSERT_EQ(quiet.status, 0) << quiet.output;
+  EXPECT_FALSE(fs::exists(RunFolder(quiet) / "final_eval.tsv"));
+  EXPECT_EQ(quiet.output.find("fresh episodes"), std::string::npos);
+}
+
 // Paths are bytes on Linux: a run folder whose name is not UTF-8 is
 // recorded in every checkpoint, which loads (--demo) and resumes; protobuf
 // never complains.
@@ -503,6 +564,7 @@ TEST(TrainA3CTest, MinAtarRunsWithTheRecurrentNetworkAndImageDefaults) {
   const ProcessRun given = TrainA3C(
       "--outdir " + dir.str() +
       " --env MinAtar/Freeway --processes 1 --steps 200 --eval-interval 0"
+      " --final-eval-n-runs 0"
       " --lr 0.001 --rmsprop-epsilon 0.1 --reward-scale-factor 0.5"
       " --log-level warning");
   ASSERT_EQ(given.status, 0) << given.output;
@@ -1099,7 +1161,7 @@ fs::path RunPreset(const TempDir& dir, const std::string& name,
   const ProcessRun run =
       TrainA3C("--config " + std::string(ASYNCRL_SOURCE_DIR) + "/configs/" +
                name + " --outdir " + dir.str() + " --processes 1 --steps " +
-               steps + " --quiet " + flags);
+               steps + " --quiet --final-eval-n-runs 0 " + flags);
   EXPECT_EQ(run.status, 0) << run.output;
   return RunFolder(run);
 }
@@ -1152,7 +1214,8 @@ TEST(TrainA3CTest, MinatarPresetsRecordTheirSettings) {
   const ProcessRun run =
       TrainA3C("--config " + std::string(ASYNCRL_SOURCE_DIR) +
                "/configs/minatar.conf --env MinAtar/SpaceInvaders --outdir " +
-               dir.str() + " --processes 1 --steps 300 --quiet");
+               dir.str() + " --processes 1 --steps 300 --quiet " +
+               "--final-eval-n-runs 0");
   ASSERT_EQ(run.status, 0) << run.output;
   const fs::path shared = RunFolder(run);
   EXPECT_EQ(RecordedOption(shared, "env"), "MinAtar/SpaceInvaders");

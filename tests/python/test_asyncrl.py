@@ -330,6 +330,17 @@ class RunTest(unittest.TestCase):
         self.assertGreater(checkpoint["global_step"], 0)
         self.assertGreaterEqual(checkpoint["best_score"], 475)
         self.assertIn("pi.0.weight", checkpoint["parameters"])
+        # The agent it ended with (successful/) and best/, each on 100
+        # fresh episodes, greedy and sampled.
+        final = asyncrl.read_final_eval(result.run)
+        self.assertEqual([(r["agent"], r["action"]) for r in final],
+                         [("final", "deterministic"), ("final", "sampled"),
+                          ("best", "deterministic"), ("best", "sampled")])
+        self.assertEqual(final[0]["checkpoint"], "successful")
+        self.assertEqual(final[0]["episodes"], 100)
+        self.assertIsNone(final[0]["chosen_score"])
+        self.assertGreaterEqual(final[2]["chosen_score"], 475)
+        self.assertEqual(asyncrl.read_final_eval(self.dir), [])
 
     def test_train_takes_a_python_environment_by_name_or_as_a_class(self):
         sys.path.insert(0, os.path.join(SOURCE, "examples", "python_env"))
