@@ -192,7 +192,7 @@ def main():
              "final (last 3): median / IQM [95% CI] | "
              "final, training (last 100 episodes): median / IQM [95% CI] | "
              "final agent, fresh episodes (greedy / sampled): median / IQM [95% CI] | "
-             "best/, fresh episodes (greedy): median / IQM [95% CI] | "
+             "best/, fresh episodes (greedy / sampled): median / IQM [95% CI] | "
              "steps to bar (median) | "
              "time to bar (median, s) | whole run (median, s) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -243,7 +243,8 @@ def main():
                      for seed, _ in runs]
             fresh = (fresh_text(evals, "final", "deterministic", len(runs)) + " / " +
                      fresh_text(evals, "final", "sampled", len(runs)))
-            fresh_best = fresh_text(evals, "best", "deterministic", len(runs))
+            fresh_best = (fresh_text(evals, "best", "deterministic", len(runs)) + " / " +
+                          fresh_text(evals, "best", "sampled", len(runs)))
             lines.append(f"| {task} | {fmt(bar)} | {budget:,} | {reached}/{len(runs)} | "
                          f"{summary(best)} | {final_text} | {train_text} | {fresh} | "
                          f"{fresh_best} | {steps_text} | "

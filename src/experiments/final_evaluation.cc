@@ -12,7 +12,9 @@ namespace asyncrl {
 namespace fs = std::filesystem;
 
 uint64_t FinalEvalEnvSeed(int64_t seed) {
-  return (uint64_t{1} << 32) + static_cast<uint64_t>(seed);
+  // In [2^31, 2^32): what a 32-bit generator (NumPy's RandomState) takes.
+  constexpr uint64_t kHalf = uint64_t{1} << 31;
+  return kHalf + static_cast<uint64_t>(seed) % (kHalf - (uint64_t{1} << 20));
 }
 
 fs::path FinalAgentDir(const fs::path& run, int64_t steps,
@@ -30,7 +32,13 @@ fs::path FinalAgentDir(const fs::path& run, int64_t steps,
 
 namespace {
 
-// One agent, each way it acts, on the same episodes.
+bool Stopped(const FinalEvaluationSetup& setup) {
+  return setup.stop != nullptr &&
+         setup.stop->load(std::memory_order_relaxed) != 0;
+}
+
+// One agent, each way it acts, on the same episodes; what a stop cut short
+// is left out.
 void Evaluate(const FinalEvaluationSetup& setup, const std::string& name,
               const fs::path& dir, std::optional<double> chosen_score,
               std::ostream* log, std::vector<FinalEvaluation>* out) {
@@ -46,19 +54,30 @@ void Evaluate(const FinalEvaluationSetup& setup, const std::string& name,
     }
     if (log != nullptr) {
       *log << "final evaluation: " << name << " (" << dir.filename().string()
-           << "), " << setup.episodes << " episodes, " << action << " actions"
+           << "), " << setup.episodes << " episodes of at most "
+           << setup.max_episode_len << " steps, " << action << " actions"
            << std::endl;
     }
     std::unique_ptr<Env> env = setup.make_env();
-    env->Reset(FinalEvalEnvSeed(setup.seed));
+    // Episode i starts from seed FinalEvalEnvSeed(seed) + i: the same
+    // episodes for every agent and action, whatever an earlier episode
+    // drew.
+    std::vector<double> returns;
+    for (int64_t i = 0; i < setup.episodes; ++i) {
+      if (Stopped(setup)) return;
+      env->Reset(FinalEvalEnvSeed(setup.seed) + static_cast<uint64_t>(i));
+      const std::vector<double> one =
+          RunEvaluation(*agent, *env, 0, 1, setup.max_episode_len, setup.stop);
+      if (one.empty() || Stopped(setup)) return;
+      returns.push_back(one[0]);
+    }
     FinalEvaluation row;
     row.agent = name;
     row.checkpoint = dir.filename().string();
     row.step = checkpoint.global_step();
     row.action = action;
     row.chosen_score = chosen_score;
-    row.stats = Summarize(
-        RunEvaluation(*agent, *env, 0, setup.episodes, setup.max_episode_len));
+    row.stats = Summarize(returns);
     out->push_back(row);
   }
 }

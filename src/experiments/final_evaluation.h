@@ -10,6 +10,7 @@
 #ifndef ASYNCRL_EXPERIMENTS_FINAL_EVALUATION_H_
 #define ASYNCRL_EXPERIMENTS_FINAL_EVALUATION_H_
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -54,10 +55,14 @@ struct FinalEvaluationSetup {
   int64_t max_episode_len = 0;
   std::function<std::unique_ptr<Agent>()> make_agent;  // Not yet loaded.
   std::function<std::unique_ptr<Env>()> make_env;      // An evaluation one.
+  // Raised (a signal): the evaluation ends at once; the rows finished so
+  // far are returned. May be null.
+  const std::atomic<int32_t>* stop = nullptr;
 };
 
-// The seed of the final evaluation's environment: above every seed that
-// training or the periodic evaluations use (all below 2^31).
+// The seed of the final evaluation's first episode (episode i: + i, i <
+// 2^20): in [2^31, 2^32), above every environment seed that training or
+// the periodic evaluations use (all below 2^31), and within 32 bits.
 uint64_t FinalEvalEnvSeed(int64_t seed);
 
 // The run's final agent's folder: successful/ when the run stopped before

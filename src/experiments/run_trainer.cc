@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -85,6 +86,9 @@ class GifFrameSink : public FrameSink {
   GifRecording gif_;
   Picture picture_;
 };
+
+// Raised by SIGINT/SIGTERM during a finished run's final evaluation.
+std::atomic<int32_t> final_eval_stop{0};
 
 // One program run: the parsed flags and the plugins, with the defaults
 // filled in.
@@ -344,7 +348,16 @@ class TrainerRun {
       }
     }
     if (result.exit_code == 0 && !result.refused) {
-      FinalEvaluations(result, run, &result.notes);
+      // The run is done: an evaluation that fails says so and the run still
+      // ends well (a full disk, an environment that refuses the seed).
+      try {
+        FinalEvaluations(result, run, &result.notes);
+      } catch (const std::exception& e) {
+        Log(LogLevel::kWarning,
+            std::string("the final evaluation failed: ") + e.what());
+        result.notes.push_back(std::string("final evaluation: failed (") +
+                               e.what() + "); the run's checkpoints are whole");
+      }
     }
     return Report(result, run);
   }
@@ -374,8 +387,31 @@ class TrainerRun {
     probe.reset();
     setup.make_agent = [make_agent] { return make_agent(0); };
     setup.make_env = [this] { return EnvFactory(std::nullopt)(0, true); };
-    const std::vector<FinalEvaluation> rows =
-        EvaluateFinalAgents(setup, f_.quiet ? nullptr : &std::cout);
+    // SIGINT or SIGTERM ends the evaluation (the run is done): nothing of
+    // it is written, and the run ends as it would have.
+    final_eval_stop.store(0);
+    setup.stop = &final_eval_stop;
+    struct sigaction action {};
+    action.sa_handler = [](int) { final_eval_stop.store(1); };
+    sigemptyset(&action.sa_mask);
+    struct sigaction old_int {};
+    struct sigaction old_term {};
+    sigaction(SIGINT, &action, &old_int);
+    sigaction(SIGTERM, &action, &old_term);
+    std::vector<FinalEvaluation> rows;
+    try {
+      rows = EvaluateFinalAgents(setup, f_.quiet ? nullptr : &std::cout);
+    } catch (...) {
+      sigaction(SIGINT, &old_int, nullptr);
+      sigaction(SIGTERM, &old_term, nullptr);
+      throw;
+    }
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+    if (final_eval_stop.load() != 0) {
+      notes->push_back("final evaluation: stopped by a signal; not written");
+      return;
+    }
     if (rows.empty()) return;
     WriteOutputFile((run / "final_eval.tsv").string(),
                     FinalEvaluationTable(rows), "final_eval");

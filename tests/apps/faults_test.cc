@@ -253,6 +253,27 @@ TEST(TrainerFaultTest, SecondSigintStopsAtOnceAndCorruptsNothing) {
   EXPECT_GE(checked, 1);
 }
 
+// SIGINT while a finished run evaluates its final agent ends the
+// evaluation at once: the run exits 0 as finished, says the evaluation
+// stopped, and writes no final_eval.tsv.
+TEST(TrainerFaultTest, SigintDuringTheFinalEvaluationLeavesTheRunFinished) {
+  TempDir dir("final_eval_sigint");
+  Spawned run({"--outdir", dir.str(), "--processes", "1", "--steps", "500",
+               "--eval-interval", "0", "--final-eval-n-runs", "100000"},
+              "");
+  ASSERT_TRUE(run.WaitFor("final evaluation: final")) << run.output();
+  kill(run.pid(), SIGINT);
+  EXPECT_EQ(run.Finish(), 0) << run.output();
+  EXPECT_NE(run.output().find("finished at step 500"), std::string::npos)
+      << run.output();
+  EXPECT_NE(
+      run.output().find("final evaluation: stopped by a signal; not written"),
+      std::string::npos)
+      << run.output();
+  EXPECT_FALSE(fs::exists(run.RunDir() / "final_eval.tsv"));
+  EXPECT_TRUE(run.GroupGone());
+}
+
 // ulimit -f as a user's shell sets it (SIGXFSZ at its default, which kills
 // the writer): every write past the limit fails with EFBIG instead, the run
 // stops with exit 1 naming it, and no temporary file or directory stays.

@@ -159,6 +159,26 @@ TEST(PythonWorkerEnvTest, VectorEnvironmentsOfEachKindTrainAndPlay) {
   }
 }
 
+// The run is done when its final evaluation fails: exit 0, the finished
+// line, the failure named in the last lines, no final_eval.tsv.
+TEST(PythonWorkerEnvTest, AFinalEvaluationThatFailsLeavesTheRunFinished) {
+  TempDir out("pyenv_final_eval_fails");
+  const ProcessRun run =
+      Train(out,
+            "--env python:bad_envs:RefusesLargeSeeds --processes 2 "
+            "--steps 2000 --eval-interval 1000 --eval-n-runs 2");
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("finished at step 2000"), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("final evaluation: failed (python:bad_envs:"
+                            "RefusesLargeSeeds: reset() raised ValueError: "
+                            "seed 2147483648 is too large for this track)"),
+            std::string::npos)
+      << run.output;
+  EXPECT_FALSE(fs::exists(Runs(out).at(0) / "final_eval.tsv"));
+  EXPECT_TRUE(fs::exists(Runs(out).at(0) / "2000_finish"));
+}
+
 // Each refusal: exit 2, one line naming the flag, the value and what is
 // accepted, nothing created.
 TEST(PythonWorkerEnvTest, RefusalsAreOneLineAndCreateNothing) {

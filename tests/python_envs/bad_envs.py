@@ -125,3 +125,13 @@ class ShortFinalVector(VectorCartPole):
             infos = {"final_obs": infos["final_obs"][:1],
                      "_final_obs": infos["_final_obs"]}
         return obs, rewards, terms, truncs, infos
+
+
+class RefusesLargeSeeds(CartPole):
+    """Raises for a seed of 2**31 or more: those only the final evaluation
+    gives."""
+
+    def reset(self, seed=None, options=None):
+        if seed is not None and seed >= 2**31:
+            raise ValueError("seed %d is too large for this track" % seed)
+        return super().reset(seed=seed, options=options)
