@@ -1195,8 +1195,11 @@ TEST(TrainA3CTest, PendulumPresetRecordsItsSettings) {
   EXPECT_EQ(RecordedOption(folder, "env"), "Pendulum-v1");
   EXPECT_EQ(RecordedOption(folder, "algorithm"), "ppo");
   EXPECT_EQ(RecordedOption(folder, "optimizer"), "adam");
-  EXPECT_EQ(RecordedOption(folder, "gamma"), "0.9");
-  EXPECT_EQ(RecordedOption(folder, "successful-score"), "-170");
+  EXPECT_EQ(RecordedOption(folder, "gamma"), "0.98");
+  EXPECT_EQ(RecordedOption(folder, "lr"), "0.0005");
+  EXPECT_EQ(RecordedOption(folder, "lr-decay"), "true");
+  // Its whole budget: the agent it ends with is the one measured.
+  EXPECT_EQ(RecordedOption(folder, "successful-score"), "(not recorded)");
   const proto::Checkpoint checkpoint =
       LoadCheckpointDir((folder / "600_finish").string());
   EXPECT_EQ(checkpoint.agent_type(), "ppo");
