@@ -578,6 +578,15 @@ void ActorCriticAgent::SaveTo(proto::Checkpoint* checkpoint) const {
   }
 }
 
+void ActorCriticAgent::SaveActingTo(proto::Checkpoint* checkpoint) const {
+  SaveTo(checkpoint);
+  checkpoint->clear_parameters();
+  for (const auto& s : local_->slices()) {
+    AddFloatTensor(checkpoint->mutable_parameters(), s.name, s.shape,
+                   local_->params_data() + s.offset);
+  }
+}
+
 void ActorCriticAgent::LoadFrom(const proto::Checkpoint& checkpoint) {
   const auto expected = static_cast<int>(local_->slices().size());
   if (checkpoint.parameters_size() != expected) {

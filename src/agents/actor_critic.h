@@ -134,6 +134,10 @@ class ActorCriticAgent : public BatchAgent,
   // The observation statistics, then the return statistics, of those kept.
   std::vector<ObservationNormalizer*> SharedStatistics() override;
   void SaveTo(proto::Checkpoint* checkpoint) const override;
+  // The worker's own copy of the parameters, which Act uses: other workers
+  // go on updating the shared ones while it evaluates, so those saved
+  // after an evaluation were not the ones it measured.
+  void SaveActingTo(proto::Checkpoint* checkpoint) const override;
   void LoadFrom(const proto::Checkpoint& checkpoint) override;
 
   // Feed-forward models only; the passes go into the rollout's

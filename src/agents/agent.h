@@ -96,6 +96,12 @@ class Agent {
 
   // Writes parameters and optimizer state into `checkpoint`.
   virtual void SaveTo(proto::Checkpoint* checkpoint) const = 0;
+  // SaveTo, with the parameters this process acts with: what an evaluation
+  // in it measured (best/, successful/). An agent that acts with the
+  // shared parameters themselves (the default) saves those.
+  virtual void SaveActingTo(proto::Checkpoint* checkpoint) const {
+    SaveTo(checkpoint);
+  }
   // Restores them; throws std::runtime_error naming the first mismatch.
   virtual void LoadFrom(const proto::Checkpoint& checkpoint) = 0;
 

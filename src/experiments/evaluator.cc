@@ -297,15 +297,16 @@ void AsyncEvaluator::Record(int64_t t, const EvalStats& stats,
     control_.best_score.store(stats.mean);
     control_.has_best_score.store(1);
     if (options_.save_best_so_far_agent) {
+      // The parameters evaluated: the shared ones moved on meanwhile.
       SaveSnapshot(agent, control_, options_, extensions_,
-                   BestDir(options_.outdir));
+                   BestDir(options_.outdir), -1, /*acting=*/true);
     }
   }
   if (options_.successful_score && stats.mean >= *options_.successful_score) {
     int32_t expected = 0;
     if (control_.training_done.compare_exchange_strong(expected, 1)) {
       SaveSnapshot(agent, control_, options_, extensions_,
-                   SuccessfulDir(options_.outdir));
+                   SuccessfulDir(options_.outdir), -1, /*acting=*/true);
     }
   }
 }

@@ -15,7 +15,7 @@ namespace asyncrl {
 
 void SaveSnapshot(const Agent& agent, const ControlBlock& control,
                   const TrainOptions& options, const Extensions& extensions,
-                  const std::string& dir, int64_t global_step) {
+                  const std::string& dir, int64_t global_step, bool acting) {
   ScopedTimer timer("checkpoint");
   // A save after the steps are spent is progress the parent watches
   // (ProcessGroupOptions::finish_timeout); a no-op in the parent.
@@ -30,7 +30,11 @@ void SaveSnapshot(const Agent& agent, const ControlBlock& control,
   checkpoint.set_prev_eval_t(control.prev_eval_t.load());
   checkpoint.set_elapsed_seconds(control.ElapsedSeconds());
   for (const auto& extension : extensions) extension->SaveTo(&checkpoint);
-  agent.SaveTo(&checkpoint);
+  if (acting) {
+    agent.SaveActingTo(&checkpoint);
+  } else {
+    agent.SaveTo(&checkpoint);
+  }
   auto* meta = checkpoint.mutable_metadata();
   for (const auto& [key, value] : options.config) {
     (*meta->mutable_config())[key] = value;

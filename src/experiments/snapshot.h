@@ -21,9 +21,12 @@ namespace asyncrl {
 // workers have claimed but not yet taken: a periodic <t>_checkpoint/ records
 // t, so its name and its content agree and a resume from it never skips a
 // step.
+// `acting`: the parameters the agent acts with (Agent::SaveActingTo: what
+// an evaluation in this process measured) instead of the shared ones.
 void SaveSnapshot(const Agent& agent, const ControlBlock& control,
                   const TrainOptions& options, const Extensions& extensions,
-                  const std::string& dir, int64_t global_step = -1);
+                  const std::string& dir, int64_t global_step = -1,
+                  bool acting = false);
 
 // What LoadSnapshot restores.
 enum class LoadMode {

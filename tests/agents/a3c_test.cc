@@ -464,6 +464,49 @@ TEST_F(A3CTest, PolicyLagCountsOtherWorkersUpdatesDuringARollout) {
   EXPECT_GT(stats[5].value, 0.0);
 }
 
+// An evaluation acts with the worker's own copy of the parameters while
+// other workers go on updating the shared ones: best/ and successful/ keep
+// the copy it measured (SaveActingTo), not the shared parameters of the
+// moment after (SaveTo, which _finish/ and _except/ keep).
+TEST_F(A3CTest, SaveActingToKeepsTheParametersTheAgentActsWith) {
+  A3COptions options;
+  options.t_max = 2;
+  auto make = [&] {
+    return A3C(FcSoftmaxActorCritic(2, 2, std::vector<int64_t>{8}).ptr(),
+               Box(2), Space::Discrete(2), options);
+  };
+  A3C a = make();
+  A3C b = make();
+  std::vector<float> shared(a.SharedSizes().params);
+  std::vector<float> ms(a.SharedSizes().optimizer);
+  SharedCounters counters;
+  a.BindShared({shared.data(), ms.data(), &counters}, true);
+  b.BindShared({shared.data(), ms.data(), &counters}, false);
+  const Obs s = {1, -1};
+  a.ActAndTrain(View(s), 0);                              // a acts.
+  for (int i = 0; i < 5; ++i) b.ActAndTrain(View(s), 1);  // b: 2 updates.
+  ASSERT_EQ(b.num_updates(), 2);
+  const int64_t n = a.local().size();
+  const std::vector<float> acting(a.local().params_data(),
+                                  a.local().params_data() + n);
+  ASSERT_NE(acting, shared);
+  proto::Checkpoint acting_checkpoint;
+  proto::Checkpoint shared_checkpoint;
+  a.SaveActingTo(&acting_checkpoint);
+  a.SaveTo(&shared_checkpoint);
+  A3C c = make();
+  c.LoadFrom(acting_checkpoint);
+  EXPECT_EQ(std::vector<float>(c.shared_params(), c.shared_params() + n),
+            acting);
+  A3C d = make();
+  d.LoadFrom(shared_checkpoint);
+  EXPECT_EQ(std::vector<float>(d.shared_params(), d.shared_params() + n),
+            shared);
+  // The optimizer statistics are the shared ones either way.
+  EXPECT_EQ(acting_checkpoint.optimizer_state_size(),
+            shared_checkpoint.optimizer_state_size());
+}
+
 TEST_F(A3CTest, UpdateAppliesClippedRmspropToSharedAndRefreshesLocal) {
   A3COptions options;
   options.t_max = 2;
