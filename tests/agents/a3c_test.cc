@@ -75,6 +75,26 @@ class A3CTest : public ::testing::Test {
   }
 };
 
+// Two workers' agents (t_max 2, fc-softmax) bound to one set of shared
+// parameters, as the trainer's processes are.
+struct TwoWorkers {
+  static A3C Make() {
+    A3COptions options;
+    options.t_max = 2;
+    return A3C(FcSoftmaxActorCritic(2, 2, std::vector<int64_t>{8}).ptr(),
+               Space::Box({2}, -10.0f, 10.0f), Space::Discrete(2), options);
+  }
+  TwoWorkers() {
+    a.BindShared({shared.data(), ms.data(), &counters}, true);
+    b.BindShared({shared.data(), ms.data(), &counters}, false);
+  }
+  A3C a = Make();
+  A3C b = Make();
+  std::vector<float> shared = std::vector<float>(a.SharedSizes().params);
+  std::vector<float> ms = std::vector<float>(a.SharedSizes().optimizer);
+  SharedCounters counters;
+};
+
 TEST_F(A3CTest, UpdateMatchesHandComputedReturnsAndLosses) {
   A3COptions options;
   options.t_max = 3;
@@ -421,19 +441,10 @@ INSTANTIATE_TEST_SUITE_P(Targets, GradientEquivalenceTest,
 // Two workers' agents on one set of shared parameters: the updates one
 // applies while the other acts are the other's policy lag.
 TEST_F(A3CTest, PolicyLagCountsOtherWorkersUpdatesDuringARollout) {
-  A3COptions options;
-  options.t_max = 2;
-  auto make = [&] {
-    return A3C(FcSoftmaxActorCritic(2, 2, std::vector<int64_t>{8}).ptr(),
-               Box(2), Space::Discrete(2), options);
-  };
-  A3C a = make();
-  A3C b = make();
-  std::vector<float> shared(a.SharedSizes().params);
-  std::vector<float> ms(a.SharedSizes().optimizer);
-  SharedCounters counters;
-  a.BindShared({shared.data(), ms.data(), &counters}, true);
-  b.BindShared({shared.data(), ms.data(), &counters}, false);
+  TwoWorkers w;
+  A3C& a = w.a;
+  A3C& b = w.b;
+  const SharedCounters& counters = w.counters;
   const Obs s = {1, -1};
   a.ActAndTrain(View(s), 0);                              // a's rollout starts.
   for (int i = 0; i < 5; ++i) b.ActAndTrain(View(s), 1);  // b: 2 updates.
@@ -469,19 +480,10 @@ TEST_F(A3CTest, PolicyLagCountsOtherWorkersUpdatesDuringARollout) {
 // the copy it measured (SaveActingTo), not the shared parameters of the
 // moment after (SaveTo, which _finish/ and _except/ keep).
 TEST_F(A3CTest, SaveActingToKeepsTheParametersTheAgentActsWith) {
-  A3COptions options;
-  options.t_max = 2;
-  auto make = [&] {
-    return A3C(FcSoftmaxActorCritic(2, 2, std::vector<int64_t>{8}).ptr(),
-               Box(2), Space::Discrete(2), options);
-  };
-  A3C a = make();
-  A3C b = make();
-  std::vector<float> shared(a.SharedSizes().params);
-  std::vector<float> ms(a.SharedSizes().optimizer);
-  SharedCounters counters;
-  a.BindShared({shared.data(), ms.data(), &counters}, true);
-  b.BindShared({shared.data(), ms.data(), &counters}, false);
+  TwoWorkers w;
+  A3C& a = w.a;
+  A3C& b = w.b;
+  const std::vector<float>& shared = w.shared;
   const Obs s = {1, -1};
   a.ActAndTrain(View(s), 0);                              // a acts.
   for (int i = 0; i < 5; ++i) b.ActAndTrain(View(s), 1);  // b: 2 updates.
@@ -494,11 +496,11 @@ TEST_F(A3CTest, SaveActingToKeepsTheParametersTheAgentActsWith) {
   proto::Checkpoint shared_checkpoint;
   a.SaveActingTo(&acting_checkpoint);
   a.SaveTo(&shared_checkpoint);
-  A3C c = make();
+  A3C c = TwoWorkers::Make();
   c.LoadFrom(acting_checkpoint);
   EXPECT_EQ(std::vector<float>(c.shared_params(), c.shared_params() + n),
             acting);
-  A3C d = make();
+  A3C d = TwoWorkers::Make();
   d.LoadFrom(shared_checkpoint);
   EXPECT_EQ(std::vector<float>(d.shared_params(), d.shared_params() + n),
             shared);
