@@ -1,8 +1,13 @@
 #include "asyncrl/experiments/run_trainer.h"
 
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -34,6 +39,7 @@
 #include "asyncrl/misc/output_file.h"
 #include "asyncrl/misc/picture.h"
 #include "asyncrl/misc/platform/blas_kernel.h"
+#include "asyncrl/misc/platform/process_group.h"
 #include "asyncrl/misc/seeding.h"
 #include "asyncrl/misc/tensorboard.h"
 #include "asyncrl/misc/validate.h"
@@ -387,8 +393,11 @@ class TrainerRun {
     probe.reset();
     setup.make_agent = [make_agent] { return make_agent(0); };
     setup.make_env = [this] { return EnvFactory(std::nullopt)(0, true); };
-    // SIGINT or SIGTERM ends the evaluation (the run is done): nothing of
-    // it is written, and the run ends as it would have.
+    // In a child process: this one never starts an embedded Python (a
+    // Python environment's interpreter would live on in it), and what the
+    // evaluation leaves ends with the child. SIGINT or SIGTERM ends the
+    // evaluation (the run is done): nothing of it is written, and the run
+    // ends as it would have.
     final_eval_stop.store(0);
     setup.stop = &final_eval_stop;
     struct sigaction action {};
@@ -398,9 +407,10 @@ class TrainerRun {
     struct sigaction old_term {};
     sigaction(SIGINT, &action, &old_int);
     sigaction(SIGTERM, &action, &old_term);
-    std::vector<FinalEvaluation> rows;
+    std::string reply;
+    int status = 0;
     try {
-      rows = EvaluateFinalAgents(setup, f_.quiet ? nullptr : &std::cout);
+      reply = EvaluateInChild(setup, result.global_step, &status);
     } catch (...) {
       sigaction(SIGINT, &old_int, nullptr);
       sigaction(SIGTERM, &old_term, nullptr);
@@ -408,11 +418,100 @@ class TrainerRun {
     }
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGTERM, &old_term, nullptr);
-    if (final_eval_stop.load() != 0) {
+    if (final_eval_stop.load() != 0 || (!reply.empty() && reply[0] == 'S')) {
       notes->push_back("final evaluation: stopped by a signal; not written");
       return;
     }
-    if (rows.empty()) return;
+    if (WIFSIGNALED(status)) {
+      throw std::runtime_error("its process was killed by " +
+                               SignalName(WTERMSIG(status)));
+    }
+    if (reply.empty() || reply[0] == 'E') {
+      throw std::runtime_error(reply.empty() ? "its process exited without "
+                                               "an answer"
+                                             : reply.substr(1));
+    }
+    std::istringstream lines(reply.substr(1));
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty()) notes->push_back(line);
+    }
+  }
+
+  // Forks a child that evaluates (EvaluateAndWrite) and answers through a
+  // pipe: "D" and the lines to print, "S" stopped, "E" and an error.
+  // Returns the answer; *status is the child's wait status.
+  std::string EvaluateInChild(const FinalEvaluationSetup& setup,
+                              int64_t global_step, int* status) const {
+    int fds[2];
+    if (pipe(fds) != 0) {
+      throw std::runtime_error(std::string("pipe failed: ") +
+                               std::strerror(errno));
+    }
+    std::fflush(stdout);
+    std::cout.flush();
+    std::fflush(stderr);
+    const pid_t pid = fork();
+    if (pid < 0) {
+      const std::string error = std::strerror(errno);
+      close(fds[0]);
+      close(fds[1]);
+      throw std::runtime_error("fork failed: " + error);
+    }
+    if (pid == 0) {
+      close(fds[0]);
+      std::string out;
+      int code = 0;
+      try {
+        out = EvaluateAndWrite(setup, global_step);
+      } catch (const std::exception& e) {
+        out = std::string("E") + e.what();
+        code = 1;
+      }
+      std::cout.flush();
+      std::fflush(stdout);
+      std::fflush(stderr);
+      size_t done = 0;
+      while (done < out.size()) {
+        const ssize_t w = write(fds[1], out.data() + done, out.size() - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        done += static_cast<size_t>(w);
+      }
+      _exit(code);
+    }
+    close(fds[1]);
+    std::string reply;
+    char buf[4096];
+    bool forwarded = false;
+    for (;;) {
+      const ssize_t r = read(fds[0], buf, sizeof(buf));
+      if (r < 0 && errno == EINTR) {
+        // A signal to this process alone (kill PID) reaches the child too.
+        if (final_eval_stop.load() != 0 && !forwarded) {
+          kill(pid, SIGTERM);
+          forwarded = true;
+        }
+        continue;
+      }
+      if (r <= 0) break;
+      reply.append(buf, static_cast<size_t>(r));
+    }
+    close(fds[0]);
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+    }
+    return reply;
+  }
+
+  // The evaluation itself (in the child): final_eval.tsv, the run's
+  // TensorBoard file; "D" and the lines to print, or "S" when a signal
+  // stopped it.
+  std::string EvaluateAndWrite(const FinalEvaluationSetup& setup,
+                               int64_t global_step) const {
+    const std::vector<FinalEvaluation> rows =
+        EvaluateFinalAgents(setup, f_.quiet ? nullptr : &std::cout);
+    if (final_eval_stop.load() != 0) return "S";
+    if (rows.empty()) return "D";
+    const fs::path& run = setup.run;
     WriteOutputFile((run / "final_eval.tsv").string(),
                     FinalEvaluationTable(rows), "final_eval");
     {
@@ -428,14 +527,15 @@ class TrainerRun {
       EventWriter events(run.string(), file);
       for (const FinalEvaluation& r : rows) {
         events.WriteScalar("final_eval/" + r.agent + "_" + r.action + "_mean",
-                           result.global_step, r.stats.mean, WallTimeSeconds());
+                           global_step, r.stats.mean, WallTimeSeconds());
       }
     }
+    std::string out = "D";
     for (const std::string& line : DescribeFinalEvaluations(rows)) {
-      notes->push_back(line);
+      out += line + "\n";
     }
-    notes->push_back("final evaluation written to " +
-                     (run / "final_eval.tsv").string());
+    out += "final evaluation written to " + (run / "final_eval.tsv").string();
+    return out;
   }
 
   // The step hooks of a run of `steps`: --lr-decay's, --beta-decay's, then
