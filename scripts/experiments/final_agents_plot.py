@@ -36,7 +36,7 @@ def main():
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" '
            f'height="{height}" font-family="sans-serif" font-size="11">',
            '<rect width="100%" height="100%" fill="white"/>']
-    legend = [("chosen", "best periodic evaluation (10 episodes, sampled)"),
+    legend = [("chosen", "best periodic evaluation (10 episodes, as the run evaluates)"),
               ("best", "best/, 100 fresh episodes, greedy"),
               ("final", "final agent, 100 fresh episodes, greedy")]
     for i, (key, text) in enumerate(legend):
