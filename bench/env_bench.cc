@@ -5,10 +5,10 @@
 
 #include <vector>
 
-#include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/misc/rng.h"
 #include "bench_main.h"
+#include "random_action.h"
 
 namespace asyncrl {
 namespace {
@@ -16,21 +16,10 @@ namespace {
 void BM_EnvStep(benchmark::State& state, const std::string& name) {
   auto env = MakeEnv(name);
   Rng rng(0);
-  const Space& space = env->ActionSpace();
-  std::vector<float> values(space.FlatSize(), 0.0f);
+  std::vector<float> values;
   env->Reset(0);
   for (auto _ : state) {
-    Action action;
-    if (SelfPlayEnv* game = FindSelfPlayEnv(*env)) {
-      const std::vector<int64_t> legal = game->game().LegalActions();
-      action = Action::Discrete(legal[rng.Next() % legal.size()]);
-    } else if (space.IsDiscrete()) {
-      action = Action::Discrete(static_cast<int64_t>(rng.Next() % space.n));
-    } else {
-      values[0] = static_cast<float>(rng.Uniform(space.low[0], space.high[0]));
-      action = Action::Continuous(values.data(), space.FlatSize());
-    }
-    StepResult r = env->Step(action);
+    StepResult r = env->Step(RandomAction(*env, rng, values));
     benchmark::DoNotOptimize(r.observation.data);
     if (r.Done()) env->Reset();
   }

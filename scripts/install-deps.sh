@@ -15,6 +15,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libgoogle-perftools-dev google-perftools   # --profile, google-pprof
   libgif-dev                   # --demo --record: animated GIFs of the agent
+  libmujoco-dev libbox2d-dev   # the MuJoCo and Box2D environments' physics
+  libmujoco-samples            # mujoco-testspeed, the simulator's own rate (bench/mujoco_speed.sh)
   clang libclang-rt-14-dev                   # fuzzers and sanitizers (scripts/fuzz.sh)
   python3-torch python3-onnx   # exported policies in Python, scripts/export_onnx.py
   pybind11-dev python3-dev     # the Python module (python/), Python environments in the workers

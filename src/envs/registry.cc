@@ -4,10 +4,12 @@
 #include <stdexcept>
 
 #include "asyncrl/envs/acrobot.h"
+#include "asyncrl/envs/box2d/box2d_envs.h"
 #include "asyncrl/envs/cartpole.h"
 #include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/minatar/minatar.h"
 #include "asyncrl/envs/mountain_car.h"
+#include "asyncrl/envs/mujoco/locomotion.h"
 #include "asyncrl/envs/pendulum.h"
 #include "asyncrl/envs/wrappers.h"
 #include "asyncrl/misc/strings.h"
@@ -141,6 +143,8 @@ EnvRegistry& DefaultEnvRegistry() {
     RegisterClassicControl(*r);
     RegisterMinAtar(*r);
     RegisterGames(*r);
+    RegisterMujoco(*r);
+    RegisterBox2D(*r);
     return r;
   }();
   return *registry;

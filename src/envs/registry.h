@@ -103,7 +103,9 @@ TrainingDefaults ClassicControlTrainingDefaults();
 void RegisterClassicControl(EnvRegistry& registry);
 
 // The process-wide registry holding every built-in environment: the classic
-// control tasks and the MinAtar games (envs/minatar/minatar.h).
+// control tasks, the MinAtar games (envs/minatar/minatar.h), the two-player
+// games, the MuJoCo tasks (envs/mujoco/locomotion.h) and the Box2D tasks
+// (envs/box2d/box2d_envs.h).
 EnvRegistry& DefaultEnvRegistry();
 
 // The training defaults of environment `name`: those it was registered

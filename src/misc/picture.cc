@@ -33,6 +33,12 @@ const std::array<Rgb, static_cast<size_t>(Color::kCount)>& Palette() {
       {240, 50, 230},
       {191, 239, 69},
       {250, 190, 212},
+      {215, 215, 255},  // kSky
+      {102, 153, 76},   // kGround
+      {76, 255, 76},    // kGrass
+      {127, 51, 229},   // kHull
+      {178, 101, 152},  // kLegFar
+      {128, 51, 102},   // kLegNear
   }};
   return kPalette;
 }

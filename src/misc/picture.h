@@ -39,6 +39,12 @@ enum class Color : uint8_t {
   kChannel7,
   kChannel8,
   kChannel9,
+  kSky,      // gym's BipedalWalker sky (215, 215, 255)
+  kGround,   // BipedalWalker's ground (102, 153, 76)
+  kGrass,    // BipedalWalker's terrain line (76, 255, 76)
+  kHull,     // BipedalWalker's hull (127, 51, 229)
+  kLegFar,   // BipedalWalker's far leg (178, 101, 152)
+  kLegNear,  // BipedalWalker's near leg (128, 51, 102)
   kCount
 };
 constexpr int kChannelColors = 10;

@@ -3,6 +3,7 @@
 #ifndef ASYNCRL_MISC_RNG_H_
 #define ASYNCRL_MISC_RNG_H_
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 
@@ -20,6 +21,13 @@ class Rng {
     return low + (high - low) * Uniform();
   }
   uint64_t Next() { return engine_(); }
+  // Standard normal (Box-Muller on two Uniform() draws: the same numbers on
+  // every standard library, which std::normal_distribution does not promise).
+  double Normal() {
+    const double u = 1.0 - Uniform();  // (0, 1]: log(u) is finite.
+    const double v = Uniform();
+    return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
+  }
 
  private:
   std::mt19937_64 engine_;
