@@ -34,7 +34,7 @@ while read -r task model skip; do
 import sys
 task, skip, physics, env = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 def number(text):
-    text = text.strip()
+    text = text.strip().removesuffix("/s")
     scale = {"k": 1e3, "M": 1e6}.get(text[-1:], 1)
     return float(text.rstrip("kM")) * scale
 allowed = number(physics) / skip

@@ -11,7 +11,11 @@
 #
 # Usage: scripts/experiments/suite.sh [--dir DIR] [--seeds "1 2 3 4 5"] [--minatar-steps N] [TASK...]
 #   TASK: acrobot pendulum mountaincar cartpole minatar (all five games) or
-#   MinAtar/<Game>; none = all of them. DIR defaults to docs/suite. Runs
+#   MinAtar/<Game>; mujoco (halfcheetah hopper walker2d ant swimmer
+#   inverted-pendulum) and
+#   box2d (lunarlander lunarlander-continuous bipedalwalker), each also
+#   alone, with rl-baselines3-zoo's final scores as bars; none = the classic
+#   control tasks and MinAtar. DIR defaults to docs/suite. Runs
 #   already in DIR/runs/<task>/<seed>/ are kept (delete them to run again),
 #   so an interrupted suite continues where it stopped.
 # (after a Release build: cmake --build build --target train_a3c)
@@ -24,7 +28,7 @@ while [ $# -gt 0 ]; do
     --dir) dir=$2; shift 2 ;;
     --seeds) seeds=$2; shift 2 ;;
     --minatar-steps) minatar_steps=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     -*) echo "$0: unknown option $1 (accepted: --dir, --seeds, --minatar-steps)" >&2; exit 2 ;;
     *) tasks+=("$1"); shift ;;
   esac
@@ -45,6 +49,17 @@ spec() {
     pendulum) echo "pendulum|-170|200000|no|--config configs/pendulum.conf" ;;
     mountaincar) echo "mountaincar|-110|1000000|no|--config configs/mountaincar.conf" ;;
     cartpole) echo "cartpole|475|1000000|yes|--config configs/cartpole.conf" ;;
+    # rl-baselines3-zoo's PPO (A2C for BipedalWalker) final agents at the
+    # same budgets: the bars of issue 56.
+    halfcheetah) echo "halfcheetah|5819|1000000|no|--config configs/halfcheetah.conf" ;;
+    hopper) echo "hopper|2410|1000000|no|--config configs/hopper.conf" ;;
+    walker2d) echo "walker2d|3479|1000000|no|--config configs/walker2d.conf" ;;
+    ant) echo "ant|1327|1000000|no|--config configs/ant.conf" ;;
+    swimmer) echo "swimmer|282|1000000|no|--config configs/swimmer.conf" ;;
+    inverted-pendulum) echo "inverted-pendulum|1000|1000000|no|--config configs/inverted-pendulum.conf" ;;
+    lunarlander) echo "lunarlander|242|1000000|no|--config configs/lunarlander.conf" ;;
+    lunarlander-continuous) echo "lunarlander-continuous|271|1000000|no|--config configs/lunarlander-continuous.conf" ;;
+    bipedalwalker) echo "bipedalwalker|300|5000000|no|--config configs/bipedalwalker.conf" ;;
     MinAtar/*)
       local game=${1#MinAtar/}
       [ -n "${paper[$game]:-}" ] || { echo "$0: unknown game $game (accepted: ${!paper[*]})" >&2; exit 2; }
@@ -58,7 +73,7 @@ spec() {
         Asterix|Seaquest|SpaceInvaders) echo "minatar-$game|${paper[$game]}|$minatar_steps|no|--config configs/minatar-ppo.conf --env MinAtar/$game" ;;
         *) echo "minatar-$game|${paper[$game]}|$minatar_steps|no|--config configs/minatar.conf --env MinAtar/$game" ;;
       esac ;;
-    *) echo "$0: unknown task $1 (accepted: acrobot pendulum mountaincar cartpole minatar MinAtar/<Game>)" >&2; exit 2 ;;
+    *) echo "$0: unknown task $1 (accepted: acrobot pendulum mountaincar cartpole minatar MinAtar/<Game> mujoco halfcheetah hopper walker2d ant swimmer inverted-pendulum box2d lunarlander lunarlander-continuous bipedalwalker)" >&2; exit 2 ;;
   esac
 }
 
@@ -66,6 +81,10 @@ expanded=()
 for t in "${tasks[@]}"; do
   if [ "$t" = minatar ]; then
     expanded+=(MinAtar/Asterix MinAtar/Breakout MinAtar/Freeway MinAtar/Seaquest MinAtar/SpaceInvaders)
+  elif [ "$t" = mujoco ]; then
+    expanded+=(halfcheetah hopper walker2d ant swimmer inverted-pendulum)
+  elif [ "$t" = box2d ]; then
+    expanded+=(lunarlander lunarlander-continuous bipedalwalker)
   else
     expanded+=("$t")
   fi

@@ -1,6 +1,7 @@
 #include "asyncrl/agents/models.h"
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -41,6 +42,22 @@ int64_t ParseConvChannels(const std::string& text) {
                             std::to_string(NetworkOptions::kMaxConvChannels));
   }
   return channels;
+}
+
+// "-2" -> -2 within NetworkOptions' bounds; throws InvalidOption.
+double ParseLogStdInit(const std::string& text) {
+  size_t used = 0;
+  double value = std::numeric_limits<double>::quiet_NaN();
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(value >= NetworkOptions::kMinLogStdInit &&
+                               value <= NetworkOptions::kMaxLogStdInit)) {
+    throw InvalidOption("log_std_init", text, "auto, or a number from -5 to 2");
+  }
+  return value;
 }
 
 // "64,64" -> {64, 64}; throws InvalidOption.
@@ -148,6 +165,11 @@ FlagSpecs NetworkOptions::Flags() {
        "channels of the 3x3 convolution of minatar-conv and "
        "minatar-conv-lstm, 1 to 256, or auto (16, the MinAtar paper's)",
        &conv_channels},
+      {"log-std-init",
+       "initial log standard deviation of fc-gaussian's actions (before "
+       "the mean's squashing into the bounds), -5 to 2, or auto (0: "
+       "standard deviation 1); rl-baselines3-zoo's MuJoCo PPO uses -2",
+       &log_std_init},
   };
 }
 
@@ -157,6 +179,7 @@ void NetworkOptions::Validate() const {
     throw InvalidOption("activation", activation, "auto, relu, tanh");
   }
   if (conv_channels != "auto") ParseConvChannels(conv_channels);
+  if (log_std_init != "auto") ParseLogStdInit(log_std_init);
 }
 
 void NetworkOptions::RequireAuto(const std::string& reason,
@@ -164,7 +187,8 @@ void NetworkOptions::RequireAuto(const std::string& reason,
   const std::pair<const char*, const std::string*> fields[] = {
       {"hidden_sizes", &hidden_sizes},
       {"activation", &activation},
-      {"conv_channels", &conv_channels}};
+      {"conv_channels", &conv_channels},
+      {"log_std_init", &log_std_init}};
   for (const auto& [field, value] : fields) {
     if (*value == "auto" ||
         std::find(taken.begin(), taken.end(), field) != taken.end()) {
@@ -181,6 +205,10 @@ std::vector<int64_t> NetworkOptions::Hidden(
 
 bool NetworkOptions::Tanh(bool fallback) const {
   return activation == "auto" ? fallback : activation == "tanh";
+}
+
+double NetworkOptions::LogStdInit(double fallback) const {
+  return log_std_init == "auto" ? fallback : ParseLogStdInit(log_std_init);
 }
 
 int64_t NetworkOptions::ConvChannels(int64_t fallback) const {
@@ -257,9 +285,9 @@ std::optional<DenseDescription> FcSoftmaxActorCriticImpl::Describe() const {
 }
 
 void GaussianHead::Register(torch::nn::Module& module,
-                            const Space& action_space) {
-  log_std = module.register_parameter("log_std",
-                                      torch::zeros({action_space.FlatSize()}));
+                            const Space& action_space, double log_std_init) {
+  log_std = module.register_parameter(
+      "log_std", torch::full({action_space.FlatSize()}, log_std_init));
   auto low = torch::tensor(action_space.low);
   auto high = torch::tensor(action_space.high);
   center = module.register_buffer("center", (high + low) / 2);
@@ -283,12 +311,12 @@ void GaussianHead::Script(ScriptWriter& writer, const std::string& raw,
 
 FcGaussianActorCriticImpl::FcGaussianActorCriticImpl(
     int64_t obs_size, const Space& action_space, std::vector<int64_t> hidden,
-    bool tanh)
+    bool tanh, double log_std_init)
     : pi_(register_module("pi", Mlp(obs_size, hidden, action_space.FlatSize(),
                                     ActivationOf(tanh)))),
       v_(register_module("v", Mlp(obs_size, hidden, 1, ActivationOf(tanh)))),
       tanh_(tanh) {
-  head_.Register(*this, action_space);
+  head_.Register(*this, action_space, log_std_init);
 }
 
 ModelOutput FcGaussianActorCriticImpl::Forward(const torch::Tensor& obs) {
@@ -386,10 +414,11 @@ void RegisterBuiltinModels(ModelRegistry& registry) {
       "fc-gaussian",
       {[](const Space& obs, const Space& act, const NetworkOptions& network) {
          return Share(FcGaussianActorCritic(
-             ObsSize(obs), act, network.Hidden({64, 64}), network.Tanh(true)));
+             ObsSize(obs), act, network.Hidden({64, 64}), network.Tanh(true),
+             network.LogStdInit(0.0)));
        },
        false,
-       {"hidden_sizes", "activation"}});
+       {"hidden_sizes", "activation", "log_std_init"}});
   registry.Register(
       "minatar-conv",
       {[](const Space& obs, const Space& act, const NetworkOptions& network) {

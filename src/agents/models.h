@@ -172,9 +172,10 @@ struct GaussianHead {
   torch::Tensor center;
   torch::Tensor half_range;
 
-  // Registers log_std (parameter), center and half_range (buffers) on
-  // `module` for the bounds of `action_space`.
-  void Register(torch::nn::Module& module, const Space& action_space);
+  // Registers log_std (parameter, every value `log_std_init`), center and
+  // half_range (buffers) on `module` for the bounds of `action_space`.
+  void Register(torch::nn::Module& module, const Space& action_space,
+                double log_std_init = 0.0);
   // Fills out->mean and out->log_std from the unsquashed means [B, D].
   void Apply(const torch::Tensor& raw, ModelOutput* out) const;
   // The same in TorchScript: `raw` is an expression of the unsquashed means.
@@ -206,12 +207,12 @@ TORCH_MODULE(FcSoftmaxActorCritic);
 
 // A Gaussian policy for continuous control: policy and value MLPs (hidden
 // 64, 64; tanh), mean squashed into the action bounds, state-independent
-// log standard deviation (initialised to 0).
+// log standard deviation (initialised to `log_std_init`, 0 by default).
 class FcGaussianActorCriticImpl : public ActorCriticModel {
  public:
   FcGaussianActorCriticImpl(int64_t obs_size, const Space& action_space,
                             std::vector<int64_t> hidden = {64, 64},
-                            bool tanh = true);
+                            bool tanh = true, double log_std_init = 0.0);
   PolicyKind Kind() const override { return PolicyKind::kGaussian; }
   ModelOutput Forward(const torch::Tensor& obs) override;
   std::optional<DenseDescription> Describe() const override;
@@ -239,8 +240,13 @@ struct NetworkOptions {
   std::string hidden_sizes = "auto";   // "auto" or widths, e.g. "64,64".
   std::string activation = "auto";     // auto, relu, tanh.
   std::string conv_channels = "auto";  // "auto" or 1 to kMaxConvChannels.
+  // fc-gaussian's initial log standard deviation: "auto" (0) or a number
+  // in [kMinLogStdInit, kMaxLogStdInit].
+  std::string log_std_init = "auto";
 
   static constexpr int64_t kMaxConvChannels = 256;
+  static constexpr double kMinLogStdInit = -5.0;
+  static constexpr double kMaxLogStdInit = 2.0;
 
   FlagSpecs Flags();
   // Throws InvalidOption (misc/validate.h) naming the field.
@@ -256,6 +262,8 @@ struct NetworkOptions {
   bool Tanh(bool fallback) const;
   // The convolution's channels, or `fallback` for "auto".
   int64_t ConvChannels(int64_t fallback) const;
+  // The initial log standard deviation, or `fallback` for "auto".
+  double LogStdInit(double fallback) const;
 };
 
 // Name-to-factory registry of models; "auto" resolves with AutoArch.

@@ -170,6 +170,34 @@ TEST_F(ModelsTest, NetworkOptionsRefuseWhatCannotBeBuilt) {
   widest.conv_channels = "256";
   EXPECT_NO_THROW(widest.Validate());
 
+  for (const std::string bad : {"", "-5.5", "2.01", "nan", "inf", "-2x", "a"}) {
+    SCOPED_TRACE("log_std_init '" + bad + "'");
+    NetworkOptions network;
+    network.log_std_init = bad;
+    try {
+      network.Validate();
+      ADD_FAILURE() << "accepted";
+    } catch (const InvalidOption& e) {
+      EXPECT_EQ(e.field(), "log_std_init");
+      EXPECT_EQ(e.accepted(), "auto, or a number from -5 to 2");
+    }
+  }
+  // fc-gaussian starts with the given log standard deviation; fc-softmax
+  // (no Gaussian) refuses it.
+  NetworkOptions narrow;
+  narrow.log_std_init = "-2";
+  const Space box = Space::Box({2}, -1.0f, 1.0f);
+  auto gaussian = DefaultModelRegistry().Make("fc-gaussian", flat, box, narrow);
+  const ModelOutput out = gaussian->Forward(torch::zeros({3, flat.FlatSize()}));
+  EXPECT_TRUE(torch::allclose(out.log_std, torch::full({3, 2}, -2.0f)));
+  const ModelOutput plain = DefaultModelRegistry()
+                                .Make("fc-gaussian", flat, box, {})
+                                ->Forward(torch::zeros({1, flat.FlatSize()}));
+  EXPECT_TRUE(torch::allclose(plain.log_std, torch::zeros({1, 2})));
+  EXPECT_THROW(
+      DefaultModelRegistry().Make("fc-softmax", flat, discrete, narrow),
+      InvalidOption);
+
   // Each arch refuses the options it does not read, saying which it reads.
   const Space minatar = MakeEnv("MinAtar/Breakout")->ObservationSpace();
   const Space atari = Space::Box({4, 84, 84}, 0.0f, 255.0f);
@@ -193,7 +221,8 @@ TEST_F(ModelsTest, NetworkOptionsRefuseWhatCannotBeBuilt) {
            // The archs that take a shape, as registered.
            {"atari-conv", "hidden_sizes",
             "auto (arch atari-conv has a fixed shape; fc-gaussian takes "
-            "--hidden-sizes and --activation, fc-softmax takes --hidden-sizes "
+            "--hidden-sizes and --activation and --log-std-init, fc-softmax "
+            "takes --hidden-sizes "
             "and --activation, minatar-conv takes --hidden-sizes and "
             "--conv-channels, minatar-conv-lstm takes --hidden-sizes and "
             "--conv-channels)"},
