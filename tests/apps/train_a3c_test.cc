@@ -136,9 +136,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"--successful-score 10 --eval-interval 0",
                 "only with --eval-interval > 0"},
         BadFlag{"--env Nope-v0",
-                "--env=Nope-v0 is invalid; accepted: Acrobot-v1, CartPole-v0, "
-                "CartPole-v1, ConnectFour, MinAtar/Asterix, "
-                "MinAtar/Asterix-minimal, MinAtar/Breakout"},
+                "--env=Nope-v0 is invalid; accepted: Acrobot-v1, Ant-v4, "
+                "BipedalWalker-v3, BipedalWalkerHardcore-v3, CartPole-v0, "
+                "CartPole-v1, ConnectFour, HalfCheetah-v4, Hopper-v4"},
         BadFlag{"--arch nope",
                 "--arch=nope is invalid; accepted: auto, atari-conv, "
                 "atari-conv-lstm, board-conv, fc-gaussian, fc-gaussian-lstm, "
