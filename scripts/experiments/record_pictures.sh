@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The pictures in docs/training.md ("Watching the agent"): trains an agent
-# on CartPole-v1, Pendulum-v1, MinAtar/Breakout and ConnectFour with their
-# presets and records one evaluation episode (ConnectFour: one game against
-# the random player) of each with --demo --record.
+# The pictures in docs/training.md ("Watching the agent") and
+# docs/physics.md: trains an agent on CartPole-v1, Pendulum-v1,
+# MinAtar/Breakout, ConnectFour and HalfCheetah-v4 with their presets and
+# records one evaluation episode (ConnectFour: one game against the random
+# player; HalfCheetah: its first 200 steps, 10 s) of each with --demo
+# --record.
 #   scripts/experiments/record_pictures.sh [OUT_DIR] [BREAKOUT_STEPS]
 # OUT_DIR defaults to docs/pictures; BREAKOUT_STEPS to 2000000 (about 3
 # minutes on 2 cores). Needs a built build/apps/train_a3c.
@@ -46,4 +48,6 @@ record "$(train breakout --config configs/minatar-breakout.conf --processes 2 \
   --steps "$breakout_steps" --eval-interval 0)" breakout.gif
 record "$(train connectfour --env ConnectFour --processes 2 --steps 1000000 \
   --eval-interval 0)" connectfour.gif --eval-opponents random
+record "$(train halfcheetah --config configs/halfcheetah.conf --processes 2 \
+  --eval-interval 0)" halfcheetah.gif --max-episode-len 200
 ls -l "$out"
