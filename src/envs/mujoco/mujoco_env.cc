@@ -188,6 +188,58 @@ std::vector<Picture::Point> Hull(std::vector<Picture::Point> points) {
   return hull;
 }
 
+// Draws geom `g` in `color`: capsules and cylinders as bands (capsules
+// with round ends), boxes as their outline's hull, the rest as discs;
+// `to_picture` maps a world point, `scale` is pixels a metre.
+void DrawGeom(const mjModel& m, const mjData& d, int g, Color color,
+              const std::function<Picture::Point(const double*)>& to_picture,
+              double scale, Picture& picture) {
+  const double* pos = d.geom_xpos + 3 * g;
+  const double* mat = d.geom_xmat + 9 * g;
+  const double* size = m.geom_size + 3 * g;
+  const Picture::Point centre = to_picture(pos);
+  switch (m.geom_type[g]) {
+    case mjGEOM_CAPSULE:
+    case mjGEOM_CYLINDER: {
+      double ends[2][3];
+      for (int e = 0; e < 2; ++e) {
+        const double sign = e == 0 ? -1 : 1;
+        for (int k = 0; k < 3; ++k) {
+          ends[e][k] = pos[k] + sign * size[1] * mat[3 * k + 2];
+        }
+      }
+      const Picture::Point a = to_picture(ends[0]);
+      const Picture::Point b = to_picture(ends[1]);
+      picture.Line(a.x, a.y, b.x, b.y, 2 * size[0] * scale, color);
+      if (m.geom_type[g] == mjGEOM_CAPSULE) {
+        picture.FillCircle(a.x, a.y, size[0] * scale, color);
+        picture.FillCircle(b.x, b.y, size[0] * scale, color);
+      }
+      break;
+    }
+    case mjGEOM_BOX: {
+      std::vector<Picture::Point> corners;
+      for (int c = 0; c < 8; ++c) {
+        double corner[3];
+        for (int k = 0; k < 3; ++k) {
+          corner[k] = pos[k];
+          for (int axis = 0; axis < 3; ++axis) {
+            const double sign = (c >> axis & 1) != 0 ? 1 : -1;
+            corner[k] += sign * size[axis] * mat[3 * k + axis];
+          }
+        }
+        corners.push_back(to_picture(corner));
+      }
+      picture.FillPolygon(Hull(std::move(corners)), color);
+      break;
+    }
+    default:  // Spheres, ellipsoids: a disc of the largest radius.
+      picture.FillCircle(centre.x, centre.y,
+                         std::max({size[0], size[1], size[2]}) * scale, color);
+      break;
+  }
+}
+
 }  // namespace
 
 bool MujocoEnv::Render(Picture& picture) const {
@@ -231,52 +283,9 @@ bool MujocoEnv::Render(Picture& picture) const {
   const double body_depth = m.nbody > 1 ? d.xpos[3 + depth] : 0.0;
   for (int g : geoms) {
     const double* pos = d.geom_xpos + 3 * g;
-    const double* mat = d.geom_xmat + 9 * g;
-    const double* size = m.geom_size + 3 * g;
     const Color color =
         pos[depth] > body_depth + 1e-6 ? Color::kLegFar : Color::kPole;
-    const Picture::Point centre = to_picture(pos);
-    switch (m.geom_type[g]) {
-      case mjGEOM_CAPSULE:
-      case mjGEOM_CYLINDER: {
-        double ends[2][3];
-        for (int e = 0; e < 2; ++e) {
-          const double sign = e == 0 ? -1 : 1;
-          for (int k = 0; k < 3; ++k) {
-            ends[e][k] = pos[k] + sign * size[1] * mat[3 * k + 2];
-          }
-        }
-        const Picture::Point a = to_picture(ends[0]);
-        const Picture::Point b = to_picture(ends[1]);
-        picture.Line(a.x, a.y, b.x, b.y, 2 * size[0] * kScale, color);
-        if (m.geom_type[g] == mjGEOM_CAPSULE) {
-          picture.FillCircle(a.x, a.y, size[0] * kScale, color);
-          picture.FillCircle(b.x, b.y, size[0] * kScale, color);
-        }
-        break;
-      }
-      case mjGEOM_BOX: {
-        std::vector<Picture::Point> corners;
-        for (int c = 0; c < 8; ++c) {
-          double corner[3];
-          for (int k = 0; k < 3; ++k) {
-            corner[k] = pos[k];
-            for (int axis = 0; axis < 3; ++axis) {
-              const double sign = (c >> axis & 1) != 0 ? 1 : -1;
-              corner[k] += sign * size[axis] * mat[3 * k + axis];
-            }
-          }
-          corners.push_back(to_picture(corner));
-        }
-        picture.FillPolygon(Hull(std::move(corners)), color);
-        break;
-      }
-      default:  // Spheres, ellipsoids: a disc of the largest radius.
-        picture.FillCircle(centre.x, centre.y,
-                           std::max({size[0], size[1], size[2]}) * kScale,
-                           color);
-        break;
-    }
+    DrawGeom(m, d, g, color, to_picture, kScale, picture);
   }
   return true;
 }
