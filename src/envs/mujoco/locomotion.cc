@@ -89,6 +89,7 @@ Locomotion::Locomotion(LocomotionSpec spec)
       terminate_when_unhealthy_(spec_.terminate_when_unhealthy ? 1 : 0) {
   // The swimmer moves on the floor's plane: seen from above.
   set_top_view(spec_.model == "swimmer");
+  torso_ = mj_name2id(&model(), mjOBJ_BODY, "torso");
   DeclareParameters();
 }
 
@@ -185,8 +186,7 @@ double Locomotion::ForwardPosition() const {
       // As Gymnasium reads it: the body frame's position from the last
       // kinematics pass (that of the step's last substep, before its
       // integration).
-      const int torso = mj_name2id(&m, mjOBJ_BODY, "torso");
-      return data_->xpos[3 * torso];
+      return data_->xpos[3 * torso_];
     }
     case LocomotionSpec::Progress::kMassCentre: {
       double mass = 0, moment = 0;

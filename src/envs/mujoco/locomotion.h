@@ -91,6 +91,7 @@ class Locomotion : public MujocoEnv {
 
   LocomotionSpec spec_;
   double terminate_when_unhealthy_;  // 0/1, a declared parameter.
+  int torso_;  // The torso body's index (Ant's progress is its position).
 };
 
 // InvertedPendulum-v4: a cart balancing a pole; +1 a step; terminated when
