@@ -345,6 +345,7 @@ const std::vector<Action>& ActorCriticAgent::BatchActAndTrain(
   obs = Observed(obs, batch_size, ObsStats::kMerge, &normalized_);
   ChooseActions(obs, batch_size, /*deterministic=*/false, /*record=*/true);
   ++rollout_.steps;
+  awaiting_outcome_ = true;
   return actions_;
 }
 
@@ -354,6 +355,8 @@ void ActorCriticAgent::BatchObserveAndTrain(
     const std::vector<uint8_t>& episode_end, bool end_rollout) {
   const int64_t k = rollout_.batch;
   ASYNCRL_CHECK_GT(rollout_.steps, 0);
+  ASYNCRL_CHECK(awaiting_outcome_);
+  awaiting_outcome_ = false;
   ASYNCRL_CHECK_EQ(static_cast<int64_t>(rewards.size()), k);
   ASYNCRL_CHECK_EQ(static_cast<int64_t>(terminal.size()), k);
   ASYNCRL_CHECK_EQ(static_cast<int64_t>(episode_end.size()), k);
@@ -396,7 +399,10 @@ void ActorCriticAgent::BatchObserveAndTrain(
     // The next episode starts afresh.
     if (terminal[r] || episode_end[r]) backend_->EndSequence(r);
   }
-  if (rollout_.steps < common().t_max && !all_ended && !end_rollout) return;
+  const bool episodes_end_it = all_ended && RolloutEndsWithEpisodes();
+  if (rollout_.steps < common().t_max && !episodes_end_it && !end_rollout) {
+    return;
+  }
   for (int64_t r = 0; r < k; ++r) {
     if (rollout_.next[base + r] == Rollout::kContinue)
       rollout_.next[base + r] = bootstrap(r);
@@ -424,7 +430,7 @@ void ActorCriticAgent::NextTurnPasses(const std::vector<uint8_t>& passes) {
 }
 
 Action ActorCriticAgent::ActAndTrain(FloatView obs, double reward) {
-  if (rollout_.steps > 0) {
+  if (awaiting_outcome_) {
     BatchObserveAndTrain(obs, {reward}, {0}, {0}, /*end_rollout=*/false);
   }
   return BatchActAndTrain(obs, 1)[0];
@@ -432,9 +438,10 @@ Action ActorCriticAgent::ActAndTrain(FloatView obs, double reward) {
 
 void ActorCriticAgent::StopEpisodeAndTrain(FloatView obs, double reward,
                                            bool terminal) {
-  if (rollout_.steps == 0) return;  // No action taken this episode.
+  if (!awaiting_outcome_) return;  // No action taken this episode.
+  // The episode's end ends the rollout where RolloutEndsWithEpisodes().
   BatchObserveAndTrain(obs, {reward}, {static_cast<uint8_t>(terminal)}, {1},
-                       /*end_rollout=*/true);
+                       /*end_rollout=*/false);
 }
 
 std::string ActorCriticAgent::NonFiniteGradientMessage(double norm) const {

@@ -187,8 +187,15 @@ class ActorCriticAgent : public BatchAgent,
   virtual ActorCriticOptions& mutable_common() = 0;
 
   // The rollout is complete (t_max steps, every environment's episode
-  // ended, or the caller ended it): learn from it. It is cleared after.
+  // ended where RolloutEndsWithEpisodes(), or the caller ended it): learn
+  // from it. It is cleared after.
   virtual void Learn() = 0;
+  // Whether a rollout ends when every one of its environments' episodes
+  // has ended (A3C's: the reference updates at each episode end), or runs
+  // on into the next episodes until t_max steps (PPO's, as SB3 and PFRL
+  // collect: an update's epochs and minibatches see t_max steps of every
+  // environment however short the episodes are).
+  virtual bool RolloutEndsWithEpisodes() const { return true; }
 
   struct AppliedStep {
     double grad_norm = 0;    // Global L2 norm of the gradient, before the clip.
@@ -265,6 +272,9 @@ class ActorCriticAgent : public BatchAgent,
   int64_t acting_params_updates_ = 0;
 
   Rollout rollout_;
+  // The last action (ActAndTrain's or BatchActAndTrain's) awaits its
+  // outcome: BatchObserveAndTrain has not been told it yet.
+  bool awaiting_outcome_ = false;
   std::vector<Action> actions_;        // Returned to the caller.
   std::vector<float> action_values_;   // Storage of continuous actions.
   std::vector<double> scratch_probs_;  // Per-call scratch of acting.

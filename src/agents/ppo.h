@@ -101,6 +101,9 @@ class PPO : public ActorCriticAgent, public EntropyWeightControl {
   const ActorCriticOptions& common() const override { return options_; }
   ActorCriticOptions& mutable_common() override { return options_; }
   void Learn() override;
+  // A rollout is --t-max steps of every environment, episodes ending and
+  // starting inside it.
+  bool RolloutEndsWithEpisodes() const override { return false; }
 
  private:
   // Targets from the rollout's values at the acting parameters.

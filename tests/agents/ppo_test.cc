@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "asyncrl/agents/a3c.h"
 #include "asyncrl/agents/torch_setup.h"
 #include "asyncrl/misc/validate.h"
 #include "gradient_check.h"
@@ -381,6 +382,67 @@ TEST(PPOMinibatchTest, EveryRowOncePerEpoch) {
       for (int64_t r = 0; r < 20; ++r) EXPECT_EQ(rows.count(r), 1u) << r;
     }
   }
+}
+
+// One environment whose episodes end every third step (the second one
+// truncated): PPO's rollout runs on through them to t_max steps (A3C's
+// ends with each episode); a terminal row's return is its reward alone, a
+// truncated one bootstraps, and each episode's rows are learned from.
+TEST(PPORolloutTest, SpansEpisodeEndsUntilTMax) {
+  ConfigureTorchForFork();
+  torch::manual_seed(7);
+  PPOOptions o;
+  o.t_max = 8;
+  o.epochs = 2;
+  o.minibatches = 2;
+  o.gamma = 0.9;
+  o.lambda = 1.0;
+  auto model = FcSoftmaxActorCritic(2, 2, std::vector<int64_t>{8}).ptr();
+  PPO ppo(model, Box(2), Space::Discrete(2), o);
+  A3COptions a;
+  a.t_max = 8;
+  torch::manual_seed(7);
+  A3C a3c(FcSoftmaxActorCritic(2, 2, std::vector<int64_t>{8}).ptr(), Box(2),
+          Space::Discrete(2), a);
+  std::vector<int64_t> ppo_updates, a3c_updates;
+  for (int t = 0; t < 8; ++t) {
+    const Obs obs = {std::sin(0.7f * static_cast<float>(t)), 0.5f};
+    const double reward = 1.0 + t;
+    if (t % 3 == 2) {
+      // The previous action's reward, then the episode's last action.
+      for (Agent* agent : std::initializer_list<Agent*>{&ppo, &a3c}) {
+        agent->ActAndTrain(View(obs), t == 0 ? 0 : reward - 1);
+        agent->StopEpisodeAndTrain(View(obs), reward, /*terminal=*/t == 2);
+      }
+    } else {
+      const double previous = (t % 3 == 0) ? 0.0 : reward - 1;
+      ppo.ActAndTrain(View(obs), previous);
+      a3c.ActAndTrain(View(obs), previous);
+    }
+    ppo_updates.push_back(ppo.num_updates());
+    a3c_updates.push_back(a3c.num_updates());
+  }
+  // A3C learned at each episode end (steps 3 and 6), PPO not yet.
+  EXPECT_EQ(a3c_updates[2], 1);
+  EXPECT_EQ(a3c_updates[5], 2);
+  EXPECT_EQ(ppo_updates[6], 0);
+  // The eighth step's outcome completes PPO's rollout of 8 rows.
+  const Obs last = {0.1f, 0.5f};
+  ppo.ActAndTrain(View(last), 8.0);
+  EXPECT_EQ(ppo.num_updates(), o.epochs * o.minibatches);
+  const PPOUpdateInfo& info = ppo.last_update();
+  ASSERT_EQ(info.returns.size(), 8u);
+  std::multiset<int64_t> rows;
+  for (const auto& b : info.minibatch_rows) rows.insert(b.begin(), b.end());
+  for (int64_t r = 0; r < 8; ++r) EXPECT_EQ(rows.count(r), 2u) << r;
+  // Row 2 ended its episode (terminal): its return is its reward; row 1's
+  // is r1 + gamma r2 (lambda 1), nothing of the next episode in either.
+  EXPECT_FLOAT_EQ(info.returns[2], 3.0f);
+  EXPECT_FLOAT_EQ(info.returns[1], 2.0f + 0.9f * 3.0f);
+  // Row 5 was truncated: its return bootstraps from a value, so differs
+  // from its reward (6) by gamma V(s') (checked non-zero below).
+  EXPECT_NE(info.returns[5], 6.0f);
+  EXPECT_NEAR(info.returns[4] - 5.0f, 0.9f * info.returns[5], 1e-5);
 }
 
 TEST(PPOOptionsTest, InvalidOptionsNameTheField) {
