@@ -295,28 +295,7 @@ class TrainerRun {
     CheckCheckpointFits(obs, act);
     // Built before anything is written: a program's extension may refuse.
     const Extensions extensions = AssembleExtensions();
-    try {
-      CheckCheckpointSize(f_.train, EnvFactory(fault), AgentFactory(obs, act),
-                          extensions);
-    } catch (const InvalidOption&) {
-      throw;
-    } catch (const std::invalid_argument& e) {
-      throw FlagError(e.what());
-    }
-    if (!f_.resume.empty()) {
-      // A resume whose options change scores.txt's columns is refused
-      // before command.txt and args.json are rewritten.
-      TrainOptions resumed = f_.train;
-      resumed.outdir = f_.resume_run;
-      try {
-        CheckScoresTable(resumed, EnvFactory(fault), AgentFactory(obs, act),
-                         extensions);
-      } catch (const InvalidOption&) {
-        throw;  // An option an extension refuses: its own message.
-      } catch (const std::invalid_argument& e) {
-        throw FlagError("--resume=" + f_.resume + " is invalid: " + e.what());
-      }
-    }
+    CheckRunFits(obs, act, fault, extensions);
     std::error_code ec;
     const bool outdir_existed = fs::exists(f_.outdir, ec);
     std::unique_ptr<RunLock> lock;
@@ -335,23 +314,7 @@ class TrainerRun {
         TrainAgentAsync(options, EnvFactory(fault), AgentFactory(obs, act),
                         StepHooks(options.steps), &std::cout, extensions);
     if (result.refused) {
-      const std::string problem = f_.resume.empty()
-                                      ? RunFolderSnapshot(run, false).Restore()
-                                  : before ? before->Restore()
-                                           : "no snapshot of it was taken";
-      lock.reset();
-      // --outdir too, when this run created it and nothing else is in it.
-      if (f_.resume.empty() && !outdir_existed) fs::remove(f_.outdir, ec);
-      if (problem.empty() && f_.resume.empty()) {
-        result.message +=
-            "; nothing was trained: " + run.string() + " was removed";
-      } else if (problem.empty()) {
-        result.message +=
-            "; nothing was trained: " + run.string() + " is as it was";
-      } else {
-        result.message +=
-            "; leaving " + run.string() + " as it was failed: " + problem;
-      }
+      UndoRefusedRun(run, outdir_existed, before, &lock, &result.message);
     }
     if (result.exit_code == 0 && !result.refused) {
       // The run is done: an evaluation that fails says so and the run still
@@ -369,6 +332,57 @@ class TrainerRun {
   }
 
  private:
+  // What the checkpoints and, on a resume, scores.txt's columns need of
+  // the run (the agent's size, the extensions' state), checked before
+  // anything is written.
+  void CheckRunFits(const Space& obs, const Space& act,
+                    const std::optional<FaultSpec>& fault,
+                    const Extensions& extensions) const {
+    try {
+      CheckCheckpointSize(f_.train, EnvFactory(fault), AgentFactory(obs, act),
+                          extensions);
+    } catch (const InvalidOption&) {
+      throw;
+    } catch (const std::invalid_argument& e) {
+      throw FlagError(e.what());
+    }
+    if (f_.resume.empty()) return;
+    // A resume whose options change scores.txt's columns is refused
+    // before command.txt and args.json are rewritten.
+    TrainOptions resumed = f_.train;
+    resumed.outdir = f_.resume_run;
+    try {
+      CheckScoresTable(resumed, EnvFactory(fault), AgentFactory(obs, act),
+                       extensions);
+    } catch (const InvalidOption&) {
+      throw;  // An option an extension refuses: its own message.
+    } catch (const std::invalid_argument& e) {
+      throw FlagError("--resume=" + f_.resume + " is invalid: " + e.what());
+    }
+  }
+
+  // A run the hosts refused before it trained: its folder removed (a new
+  // run; --outdir too when this run created it) or restored as the lock
+  // found it (a resume), the lock released, and `message` saying which.
+  void UndoRefusedRun(const fs::path& run, bool outdir_existed,
+                      const std::optional<RunFolderSnapshot>& before,
+                      std::unique_ptr<RunLock>* lock,
+                      std::string* message) const {
+    const std::string problem = f_.resume.empty()
+                                    ? RunFolderSnapshot(run, false).Restore()
+                                : before ? before->Restore()
+                                         : "no snapshot of it was taken";
+    lock->reset();
+    std::error_code ec;
+    if (f_.resume.empty() && !outdir_existed) fs::remove(f_.outdir, ec);
+    if (problem.empty() && f_.resume.empty()) {
+      *message += "; nothing was trained: " + run.string() + " was removed";
+    } else if (problem.empty()) {
+      *message += "; nothing was trained: " + run.string() + " is as it was";
+    } else {
+      *message += "; leaving " + run.string() + " as it was failed: " + problem;
+    }
+  }
   // A finished run's final agent and best/ on fresh episodes
   // (experiments/final_evaluation.h): final_eval.tsv, TensorBoard, and the
   // lines the run ends with. Not for games (their measure is the

@@ -184,9 +184,7 @@ void BipedalWalker::GenerateTerrain(bool hardcore) {
   terrain_x_.clear();
   terrain_y_.clear();
 
-  int64_t stair_steps = 0;
-  int64_t stair_width = 0;
-  int64_t stair_height = 0;
+  int64_t stair_steps = 0, stair_width = 0, stair_height = 0;
   double original_y = 0;
   for (int i = 0; i < kTerrainLength; ++i) {
     const double x = i * kTerrainStep;
@@ -254,6 +252,10 @@ void BipedalWalker::GenerateTerrain(bool hardcore) {
     }
   }
 
+  AddGroundEdges();
+}
+
+void BipedalWalker::AddGroundEdges() {
   for (int i = 0; i + 1 < kTerrainLength; ++i) {
     b2BodyDef def;
     b2Body* body = world_->CreateBody(&def);
@@ -454,6 +456,65 @@ StepResult BipedalWalker::Advance(const std::array<float, 4>& action) {
   return result;
 }
 
+namespace {
+
+// Render's drawing in world coordinates: kScale pixels a metre, the view
+// `offset` pixels from the world's left edge.
+class WorldCanvas {
+ public:
+  WorldCanvas(Picture& picture, double offset)
+      : picture_(picture), offset_(offset) {}
+
+  Picture::Point ToPixel(double x, double y) const {
+    return picture_.Up(x * BipedalWalker::kScale - offset_,
+                       y * BipedalWalker::kScale);
+  }
+  void Fill(const std::vector<Picture::Point>& points, Color color) {
+    picture_.FillPolygon(points, color);
+  }
+  void Outline(const std::vector<Picture::Point>& points, Color color) {
+    for (size_t i = 0; i < points.size(); ++i) {
+      const Picture::Point& a = points[i];
+      const Picture::Point& b = points[(i + 1) % points.size()];
+      picture_.Line(a.x, a.y, b.x, b.y, 1, color);
+    }
+  }
+  // A line between two world points, one pixel wide.
+  void Line(double x0, double y0, double x1, double y1, Color color) {
+    const Picture::Point a = ToPixel(x0, y0);
+    const Picture::Point b = ToPixel(x1, y1);
+    picture_.Line(a.x, a.y, b.x, b.y, 1, color);
+  }
+  // A body's fixtures: edges as grass lines, polygons filled and outlined.
+  void Body(const b2Body* body, Color fill_color, Color outline_color) {
+    const b2Transform& transform = body->GetTransform();
+    for (const b2Fixture* f = body->GetFixtureList(); f != nullptr;
+         f = f->GetNext()) {
+      if (f->GetType() == b2Shape::e_edge) {
+        const auto* edge = static_cast<const b2EdgeShape*>(f->GetShape());
+        const b2Vec2 a = b2Mul(transform, edge->m_vertex1);
+        const b2Vec2 b = b2Mul(transform, edge->m_vertex2);
+        Line(a.x, a.y, b.x, b.y, Color::kGrass);
+      } else if (f->GetType() == b2Shape::e_polygon) {
+        const auto* polygon = static_cast<const b2PolygonShape*>(f->GetShape());
+        std::vector<Picture::Point> points;
+        for (int32 i = 0; i < polygon->m_count; ++i) {
+          const b2Vec2 v = b2Mul(transform, polygon->m_vertices[i]);
+          points.push_back(ToPixel(v.x, v.y));
+        }
+        Fill(points, fill_color);
+        Outline(points, outline_color);
+      }
+    }
+  }
+
+ private:
+  Picture& picture_;
+  double offset_;
+};
+
+}  // namespace
+
 // Gymnasium's BipedalWalker.render in rgb_array mode: the world drawn at
 // SCALE pixels a metre, the 600 pixels from max(0, scroll) on shown; clouds
 // move at half the speed. Outlines are drawn dark grey and the terrain
@@ -462,20 +523,7 @@ bool BipedalWalker::Render(Picture& picture) const {
   picture.Reset(kViewportW, kViewportH, Color::kBlack);
   picture.fps = kFps;
   const double offset = std::max(0.0, scroll_) * kScale;
-  auto to_pixel = [&](double x, double y) {
-    return picture.Up(x * kScale - offset, y * kScale);
-  };
-  auto fill = [&](const std::vector<Picture::Point>& points, Color color) {
-    picture.FillPolygon(points, color);
-  };
-  auto outline = [&](const std::vector<Picture::Point>& points, Color color) {
-    for (size_t i = 0; i < points.size(); ++i) {
-      const Picture::Point& a = points[i];
-      const Picture::Point& b = points[(i + 1) % points.size()];
-      picture.Line(a.x, a.y, b.x, b.y, 1, color);
-    }
-  };
-
+  WorldCanvas canvas(picture, offset);
   picture.FillRect(scroll_ * kScale - offset, 0,
                    scroll_ * kScale - offset + kViewportW, kViewportH,
                    Color::kSky);
@@ -486,17 +534,18 @@ bool BipedalWalker::Render(Picture& picture) const {
     if (cloud.x1 > scroll_ / 2 + kViewportW / kScale) continue;
     std::vector<Picture::Point> points;
     for (const Vec& p : cloud.poly) {
-      points.push_back(to_pixel(p.x + scroll_ / 2, p.y));
+      points.push_back(canvas.ToPixel(p.x + scroll_ / 2, p.y));
     }
-    fill(points, Color::kWhite);
+    canvas.Fill(points, Color::kWhite);
   }
   for (size_t i = 0; i + 1 < terrain_x_.size(); ++i) {
     if (terrain_x_[i + 1] < scroll_) continue;
     if (terrain_x_[i] > scroll_ + kViewportW / kScale) continue;
-    fill({to_pixel(terrain_x_[i], terrain_y_[i]),
-          to_pixel(terrain_x_[i + 1], terrain_y_[i + 1]),
-          to_pixel(terrain_x_[i + 1], 0), to_pixel(terrain_x_[i], 0)},
-         Color::kGround);
+    canvas.Fill({canvas.ToPixel(terrain_x_[i], terrain_y_[i]),
+                 canvas.ToPixel(terrain_x_[i + 1], terrain_y_[i + 1]),
+                 canvas.ToPixel(terrain_x_[i + 1], 0),
+                 canvas.ToPixel(terrain_x_[i], 0)},
+                Color::kGround);
   }
 
   // One lidar ray at a time, sweeping out and back every 100 frames.
@@ -504,56 +553,29 @@ bool BipedalWalker::Render(Picture& picture) const {
   const int64_t rays = kLidarCount;
   if (ray < 2 * rays) {
     const Lidar& lidar = lidar_[ray < rays ? ray : 2 * rays - 1 - ray];
-    const Picture::Point p1 = to_pixel(lidar.p1.x, lidar.p1.y);
-    const Picture::Point p2 = to_pixel(lidar.p2.x, lidar.p2.y);
-    picture.Line(p1.x, p1.y, p2.x, p2.y, 1, Color::kRed);
+    canvas.Line(lidar.p1.x, lidar.p1.y, lidar.p2.x, lidar.p2.y, Color::kRed);
   }
 
-  auto draw_body = [&](const b2Body* body, Color fill_color,
-                       Color outline_color) {
-    const b2Transform& transform = body->GetTransform();
-    for (const b2Fixture* f = body->GetFixtureList(); f != nullptr;
-         f = f->GetNext()) {
-      if (f->GetType() == b2Shape::e_edge) {
-        const auto* edge = static_cast<const b2EdgeShape*>(f->GetShape());
-        const b2Vec2 a = b2Mul(transform, edge->m_vertex1);
-        const b2Vec2 b = b2Mul(transform, edge->m_vertex2);
-        const Picture::Point pa = to_pixel(a.x, a.y);
-        const Picture::Point pb = to_pixel(b.x, b.y);
-        picture.Line(pa.x, pa.y, pb.x, pb.y, 1, Color::kGrass);
-      } else if (f->GetType() == b2Shape::e_polygon) {
-        const auto* polygon = static_cast<const b2PolygonShape*>(f->GetShape());
-        std::vector<Picture::Point> points;
-        for (int32 i = 0; i < polygon->m_count; ++i) {
-          const b2Vec2 v = b2Mul(transform, polygon->m_vertices[i]);
-          points.push_back(to_pixel(v.x, v.y));
-        }
-        fill(points, fill_color);
-        outline(points, outline_color);
-      }
-    }
-  };
   for (const b2Body* body : terrain_) {
-    draw_body(body, Color::kWhite, Color::kGrey);
+    canvas.Body(body, Color::kWhite, Color::kGrey);
   }
   for (size_t i = 0; i < legs_.size(); ++i) {
-    draw_body(legs_[i], i < 2 ? Color::kLegFar : Color::kLegNear,
-              Color::kDarkGrey);
+    canvas.Body(legs_[i], i < 2 ? Color::kLegFar : Color::kLegNear,
+                Color::kDarkGrey);
   }
-  draw_body(hull_, Color::kHull, Color::kDarkGrey);
+  canvas.Body(hull_, Color::kHull, Color::kDarkGrey);
 
   // The start flag.
   const double flag_x = kTerrainStep * 3;
   const double flag_y1 = kTerrainHeight;
   const double flag_y2 = flag_y1 + 50 / kScale;
-  const Picture::Point base = to_pixel(flag_x, flag_y1);
-  const Picture::Point top = to_pixel(flag_x, flag_y2);
-  picture.Line(base.x, base.y, top.x, top.y, 1, Color::kBlack);
+  canvas.Line(flag_x, flag_y1, flag_x, flag_y2, Color::kBlack);
   const std::vector<Picture::Point> flag = {
-      top, to_pixel(flag_x, flag_y2 - 10 / kScale),
-      to_pixel(flag_x + 25 / kScale, flag_y2 - 5 / kScale)};
-  fill(flag, Color::kRed);
-  outline(flag, Color::kBlack);
+      canvas.ToPixel(flag_x, flag_y2),
+      canvas.ToPixel(flag_x, flag_y2 - 10 / kScale),
+      canvas.ToPixel(flag_x + 25 / kScale, flag_y2 - 5 / kScale)};
+  canvas.Fill(flag, Color::kRed);
+  canvas.Outline(flag, Color::kBlack);
   return true;
 }
 

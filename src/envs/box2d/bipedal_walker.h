@@ -104,6 +104,9 @@ class BipedalWalker : public Env {
   void CreateWalker();
   // Adds a static terrain polygon (a stump, a stair, a pit wall).
   void AddObstacle(const std::array<Vec, 4>& poly);
+  // The ground's edges between the terrain points (GenerateTerrain's last
+  // part), listed before the obstacles as Gymnasium draws them.
+  void AddGroundEdges();
   // Sets the motors from `action`, advances the world one frame and fills
   // the observation; Reset's step is the one with all zeros.
   StepResult Advance(const std::array<float, 4>& action);

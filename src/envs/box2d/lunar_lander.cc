@@ -17,6 +17,9 @@ constexpr double kPi = 3.14159265358979323846;
 // The screen in Box2D units.
 constexpr double kWidth = LunarLander::kViewportWidth / LunarLander::kScale;
 constexpr double kHeight = LunarLander::kViewportHeight / LunarLander::kScale;
+// Where the lander starts: the top centre.
+constexpr double kInitialX = kWidth / 2;
+constexpr double kInitialY = kHeight;
 
 constexpr double kMainEnginePower = 13.0;
 constexpr double kSideEnginePower = 0.6;
@@ -136,8 +139,14 @@ void LunarLander::BuildWorld() {
   world_->SetContactListener(contact_detector_.get());
   game_over_ = false;
   prev_shaping_.reset();
+  // The generator's draws in Gymnasium's order: terrain, push, wind.
+  BuildTerrain();
+  BuildLander();
+  for (int k = 0; k < 2; ++k) BuildLeg(k);
+}
 
-  // Terrain: random heights, flattened under the pad, smoothed over three
+void LunarLander::BuildTerrain() {
+  // Random heights, flattened under the pad, smoothed over three
   // neighbours (the first one's left neighbour is the spare last height, as
   // Python's height[-1]).
   std::array<double, kChunks + 1> height{};
@@ -174,13 +183,13 @@ void LunarLander::BuildWorld() {
     edge_def.friction = 0.1F;
     moon->CreateFixture(&edge_def);
   }
+}
 
-  const double initial_x = kWidth / 2;
-  const double initial_y = kHeight;
+void LunarLander::BuildLander() {
   b2BodyDef lander_def;
   lander_def.type = b2_dynamicBody;
-  lander_def.position.Set(static_cast<float>(initial_x),
-                          static_cast<float>(initial_y));
+  lander_def.position.Set(static_cast<float>(kInitialX),
+                          static_cast<float>(kInitialY));
   lander_def.angle = 0.0F;
   lander_ = world_->CreateBody(&lander_def);
   std::array<b2Vec2, kLanderPoly.size()> hull;
@@ -208,51 +217,51 @@ void LunarLander::BuildWorld() {
     wind_idx_ = UniformInteger(rng_, -9999, 9999);
     torque_idx_ = UniformInteger(rng_, -9999, 9999);
   }
+}
 
-  for (int k = 0; k < 2; ++k) {
-    const double i = k == 0 ? -1.0 : 1.0;
-    b2BodyDef leg_def;
-    leg_def.type = b2_dynamicBody;
-    leg_def.position.Set(static_cast<float>(initial_x - i * kLegAway / kScale),
-                         static_cast<float>(initial_y));
-    leg_def.angle = static_cast<float>(i * 0.05);
-    b2Body* leg = world_->CreateBody(&leg_def);
-    b2PolygonShape box;
-    box.SetAsBox(static_cast<float>(kLegW / kScale),
-                 static_cast<float>(kLegH / kScale));
-    b2FixtureDef box_def;  // Friction stays Box2D's default 0.2.
-    box_def.shape = &box;
-    box_def.density = 1.0F;
-    box_def.restitution = 0.0F;
-    box_def.filter.categoryBits = kLegCategory;
-    box_def.filter.maskBits = kGroundCategory;
-    leg->CreateFixture(&box_def);
-    legs_[k].body = leg;
+void LunarLander::BuildLeg(int k) {
+  const double i = k == 0 ? -1.0 : 1.0;
+  b2BodyDef leg_def;
+  leg_def.type = b2_dynamicBody;
+  leg_def.position.Set(static_cast<float>(kInitialX - i * kLegAway / kScale),
+                       static_cast<float>(kInitialY));
+  leg_def.angle = static_cast<float>(i * 0.05);
+  b2Body* leg = world_->CreateBody(&leg_def);
+  b2PolygonShape box;
+  box.SetAsBox(static_cast<float>(kLegW / kScale),
+               static_cast<float>(kLegH / kScale));
+  b2FixtureDef box_def;  // Friction stays Box2D's default 0.2.
+  box_def.shape = &box;
+  box_def.density = 1.0F;
+  box_def.restitution = 0.0F;
+  box_def.filter.categoryBits = kLegCategory;
+  box_def.filter.maskBits = kGroundCategory;
+  leg->CreateFixture(&box_def);
+  legs_[k].body = leg;
 
-    b2RevoluteJointDef joint;
-    joint.bodyA = lander_;
-    joint.bodyB = leg;
-    joint.localAnchorA.Set(0.0F, 0.0F);
-    joint.localAnchorB.Set(static_cast<float>(i * kLegAway / kScale),
-                           static_cast<float>(kLegDown / kScale));
-    // pybox2d's joint definition, given both bodies, takes their angle
-    // difference as the reference angle (Box2D's own default is 0); the
-    // limits below are relative to it.
-    joint.referenceAngle = leg->GetAngle() - lander_->GetAngle();
-    joint.enableMotor = true;
-    joint.enableLimit = true;
-    joint.maxMotorTorque = static_cast<float>(kLegSpringTorque);
-    // Slow enough that a leg's spring does not throw the lander back up.
-    joint.motorSpeed = static_cast<float>(0.3 * i);
-    if (k == 0) {
-      joint.lowerAngle = static_cast<float>(0.9 - 0.5);
-      joint.upperAngle = 0.9F;
-    } else {
-      joint.lowerAngle = -0.9F;
-      joint.upperAngle = static_cast<float>(-0.9 + 0.5);
-    }
-    world_->CreateJoint(&joint);
+  b2RevoluteJointDef joint;
+  joint.bodyA = lander_;
+  joint.bodyB = leg;
+  joint.localAnchorA.Set(0.0F, 0.0F);
+  joint.localAnchorB.Set(static_cast<float>(i * kLegAway / kScale),
+                         static_cast<float>(kLegDown / kScale));
+  // pybox2d's joint definition, given both bodies, takes their angle
+  // difference as the reference angle (Box2D's own default is 0); the
+  // limits below are relative to it.
+  joint.referenceAngle = leg->GetAngle() - lander_->GetAngle();
+  joint.enableMotor = true;
+  joint.enableLimit = true;
+  joint.maxMotorTorque = static_cast<float>(kLegSpringTorque);
+  // Slow enough that a leg's spring does not throw the lander back up.
+  joint.motorSpeed = static_cast<float>(0.3 * i);
+  if (k == 0) {
+    joint.lowerAngle = static_cast<float>(0.9 - 0.5);
+    joint.upperAngle = 0.9F;
+  } else {
+    joint.lowerAngle = -0.9F;
+    joint.upperAngle = static_cast<float>(-0.9 + 0.5);
   }
+  world_->CreateJoint(&joint);
 }
 
 FloatView LunarLander::DoReset(std::optional<uint64_t> seed) {
@@ -289,7 +298,7 @@ StepResult LunarLander::DoStep(const Action& action) {
   return Advance(Decode(action));
 }
 
-StepResult LunarLander::Advance(const Engines& engines) {
+void LunarLander::ApplyWind() {
   if (enable_wind_ != 0 && !legs_[0].ground_contact &&
       !legs_[1].ground_contact) {
     const double wind = WindShape(wind_idx_) * wind_power_;
@@ -299,7 +308,9 @@ StepResult LunarLander::Advance(const Engines& engines) {
     torque_idx_ += 1;
     lander_->ApplyTorque(static_cast<float>(torque), true);
   }
+}
 
+void LunarLander::FireEngines(const Engines& engines) {
   // The hull's up axis (tip) and the axis across it (side).
   const double angle = lander_->GetAngle();
   const std::array<double, 2> tip = {std::sin(angle), std::cos(angle)};
@@ -332,7 +343,11 @@ StepResult LunarLander::Advance(const Engines& engines) {
          position.x + ox - tip[0] * kSideEngineX / kScale,
          position.y + oy + tip[1] * kSideEngineHeight / kScale);
   }
+}
 
+StepResult LunarLander::Advance(const Engines& engines) {
+  ApplyWind();
+  FireEngines(engines);
   world_->Step(kTimeStep, kVelocityIterations, kPositionIterations);
 
   const b2Vec2& pos = lander_->GetPosition();

@@ -101,7 +101,17 @@ class LunarLander : public Env {
   Engines Decode(const Action& action) const;
   // One frame: wind, engine impulses, the Box2D step, observation, reward.
   StepResult Advance(const Engines& engines);
+  // Advance's parts: wind and turbulence while no leg touches the ground;
+  // the engines' impulses, jittered by the frame's dispersion draws.
+  void ApplyWind();
+  void FireEngines(const Engines& engines);
   void BuildWorld();
+  // BuildWorld's parts: the moon's surface and pad, the lander's hull (and
+  // its initial push, the wind's phases), leg k (0 left, 1 right) and its
+  // joint.
+  void BuildTerrain();
+  void BuildLander();
+  void BuildLeg(int k);
 
   bool continuous_;
   Space observation_space_;

@@ -176,7 +176,6 @@ class Seaquest : public MinAtarGame {
   }
 
   double Advance(Move move, bool* terminal) override {
-    double reward = 0;
     if (e_spawn_timer_ == 0) {
       SpawnEnemy();
       e_spawn_timer_ = e_spawn_speed_;
@@ -185,7 +184,32 @@ class Seaquest : public MinAtarGame {
       SpawnDiver();
       d_spawn_timer_ = kDiverSpawnSpeed;
     }
+    MoveSub(move);
+    double reward = MoveFriendlyBullets();
+    MoveDivers();
+    reward += MoveEnemies(e_subs_, /*shoot=*/true, terminal);
+    MoveEnemyBullets(terminal);
+    reward += MoveEnemies(e_fish_, /*shoot=*/false, terminal);
 
+    if (e_spawn_timer_ > 0) --e_spawn_timer_;
+    if (d_spawn_timer_ > 0) --d_spawn_timer_;
+    if (shot_timer_ > 0) --shot_timer_;
+    if (oxygen_ < 0) *terminal = true;
+    if (sub_y_ > 0) {
+      --oxygen_;
+      surface_ = false;
+    } else if (!surface_) {
+      if (diver_count_ == 0) {
+        *terminal = true;
+      } else {
+        reward += Surface();
+      }
+    }
+    return reward;
+  }
+
+  // The sub fires (when its gun has cooled down) or moves.
+  void MoveSub(Move move) {
     if (move == kFire && shot_timer_ == 0) {
       f_bullets_.push_back(Object{sub_x_, sub_y_, facing_right_, 0, 0});
       shot_timer_ = kShotCoolDown;
@@ -200,8 +224,12 @@ class Seaquest : public MinAtarGame {
     } else if (move == kDown) {
       sub_y_ = std::min(kSize - 2, sub_y_ + 1);
     }
+  }
 
-    // Friendly bullets: move, then hit a fish or else a sub on their cell.
+  // Friendly bullets: move, then hit a fish or else a sub on their cell
+  // (1 a hit).
+  double MoveFriendlyBullets() {
+    double reward = 0;
     for (size_t i = f_bullets_.size(); i-- > 0;) {
       Object& b = f_bullets_[i];
       Step(b);
@@ -221,8 +249,11 @@ class Seaquest : public MinAtarGame {
         }
       }
     }
+    return reward;
+  }
 
-    // Divers: picked up on contact while there is room.
+  // Divers: picked up on contact while there is room.
+  void MoveDivers() {
     for (size_t i = divers_.size(); i-- > 0;) {
       Object& d = divers_[i];
       if (AtSub(d) && diver_count_ < kMaxDivers) {
@@ -241,9 +272,10 @@ class Seaquest : public MinAtarGame {
         --d.move_timer;
       }
     }
+  }
 
-    reward += MoveEnemies(e_subs_, /*shoot=*/true, terminal);
-
+  // Enemy bullets end the game on the sub's cell, before or after moving.
+  void MoveEnemyBullets(bool* terminal) {
     for (size_t i = e_bullets_.size(); i-- > 0;) {
       Object& b = e_bullets_[i];
       if (AtSub(b)) *terminal = true;
@@ -254,24 +286,6 @@ class Seaquest : public MinAtarGame {
         *terminal = true;
       }
     }
-
-    reward += MoveEnemies(e_fish_, /*shoot=*/false, terminal);
-
-    if (e_spawn_timer_ > 0) --e_spawn_timer_;
-    if (d_spawn_timer_ > 0) --d_spawn_timer_;
-    if (shot_timer_ > 0) --shot_timer_;
-    if (oxygen_ < 0) *terminal = true;
-    if (sub_y_ > 0) {
-      --oxygen_;
-      surface_ = false;
-    } else if (!surface_) {
-      if (diver_count_ == 0) {
-        *terminal = true;
-      } else {
-        reward += Surface();
-      }
-    }
-    return reward;
   }
 
   void Draw() override {
