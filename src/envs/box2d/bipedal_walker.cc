@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "asyncrl/envs/box2d/contacts.h"
 #include "asyncrl/misc/picture.h"
 
 namespace asyncrl {
@@ -47,37 +48,6 @@ Space MakeObservationSpace() {
 
 }  // namespace
 
-// Gymnasium's ContactDetector: the hull touching anything ends the game; the
-// lower legs report whether they touch the ground.
-class BipedalWalker::ContactDetector : public b2ContactListener {
- public:
-  explicit ContactDetector(BipedalWalker* env) : env_(env) {}
-
-  void BeginContact(b2Contact* contact) override {
-    const b2Body* a = contact->GetFixtureA()->GetBody();
-    const b2Body* b = contact->GetFixtureB()->GetBody();
-    if (env_->hull_ == a || env_->hull_ == b) env_->game_over_ = true;
-    for (size_t leg : {1, 3}) {
-      if (env_->legs_[leg] == a || env_->legs_[leg] == b) {
-        env_->ground_contact_[leg] = true;
-      }
-    }
-  }
-
-  void EndContact(b2Contact* contact) override {
-    const b2Body* a = contact->GetFixtureA()->GetBody();
-    const b2Body* b = contact->GetFixtureB()->GetBody();
-    for (size_t leg : {1, 3}) {
-      if (env_->legs_[leg] == a || env_->legs_[leg] == b) {
-        env_->ground_contact_[leg] = false;
-      }
-    }
-  }
-
- private:
-  BipedalWalker* env_;
-};
-
 namespace {
 
 // Gymnasium's LidarCallback: the closest ground fixture along the ray (the
@@ -109,7 +79,11 @@ BipedalWalker::BipedalWalker(bool hardcore)
     : observation_space_(MakeObservationSpace()),
       action_space_(Space::Box({4}, -1.0F, 1.0F)),
       hardcore_param_(hardcore ? 1.0 : 0.0),
-      contact_detector_(std::make_unique<ContactDetector>(this)) {
+      contact_flags_(std::make_unique<ContactFlags>(&hull_, &game_over_)) {
+  // The lower legs report whether they touch the ground.
+  for (size_t leg : {1, 3}) {
+    contact_flags_->Watch(&legs_[leg], &ground_contact_[leg]);
+  }
   DeclareParameter("hardcore", 0, 1,
                    "1: terrain with stumps, stairs and pits (Gymnasium's "
                    "hardcore=True); 0: gently uneven grass",
@@ -141,7 +115,7 @@ FloatView BipedalWalker::DoReset(std::optional<uint64_t> seed) {
   joints_ = {};
   terrain_.clear();
   world_ = std::make_unique<b2World>(b2Vec2(0.0F, -10.0F));
-  world_->SetContactListener(contact_detector_.get());
+  world_->SetContactListener(contact_flags_.get());
   game_over_ = false;
   ground_contact_ = {};
   prev_shaping_.reset();

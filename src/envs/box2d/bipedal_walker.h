@@ -21,6 +21,8 @@ class b2World;
 
 namespace asyncrl {
 
+class ContactFlags;  // envs/box2d/contacts.h
+
 // Observation (24 floats): hull angle, 2 * angular velocity / FPS, scaled
 // horizontal and vertical velocity, then for each leg the hip angle and
 // speed / SPEED_HIP, the knee angle + 1 and speed / SPEED_KNEE and the lower
@@ -89,7 +91,6 @@ class BipedalWalker : public Env {
   StepResult DoStep(const Action& action) override;
 
  private:
-  class ContactDetector;
   struct Lidar {
     double fraction = 1.0;
     Vec p1, p2;
@@ -120,7 +121,7 @@ class BipedalWalker : public Env {
   bool episode_hardcore_ = false;
 
   // The listener outlives the world that points to it.
-  std::unique_ptr<ContactDetector> contact_detector_;
+  std::unique_ptr<ContactFlags> contact_flags_;
   std::unique_ptr<b2World> world_;
   b2Body* hull_ = nullptr;         // Bodies and joints are owned by world_.
   std::array<b2Body*, 4> legs_{};  // Upper, lower, upper, lower.

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "asyncrl/envs/box2d/contacts.h"
 #include "asyncrl/misc/picture.h"
 
 namespace asyncrl {
@@ -62,35 +63,6 @@ double UniformInteger(Rng& rng, int low, int high) {
 
 }  // namespace
 
-// Gymnasium's ContactDetector: the hull touching anything (only the ground
-// can) ends the game; a leg's flag follows its contacts. As there, a leg
-// leaving one terrain edge clears its flag even when it still touches the
-// next one.
-class LunarLander::ContactDetector : public b2ContactListener {
- public:
-  explicit ContactDetector(LunarLander* env) : env_(env) {}
-
-  void BeginContact(b2Contact* contact) override {
-    const b2Body* a = contact->GetFixtureA()->GetBody();
-    const b2Body* b = contact->GetFixtureB()->GetBody();
-    if (a == env_->lander_ || b == env_->lander_) env_->game_over_ = true;
-    for (Leg& leg : env_->legs_) {
-      if (a == leg.body || b == leg.body) leg.ground_contact = true;
-    }
-  }
-
-  void EndContact(b2Contact* contact) override {
-    const b2Body* a = contact->GetFixtureA()->GetBody();
-    const b2Body* b = contact->GetFixtureB()->GetBody();
-    for (Leg& leg : env_->legs_) {
-      if (a == leg.body || b == leg.body) leg.ground_contact = false;
-    }
-  }
-
- private:
-  LunarLander* env_;
-};
-
 LunarLander::LunarLander(bool continuous)
     : continuous_(continuous),
       observation_space_(Space::Box(
@@ -100,7 +72,8 @@ LunarLander::LunarLander(bool continuous)
           {1.5F, 1.5F, 5.0F, 5.0F, static_cast<float>(kPi), 5.0F, 1.0F, 1.0F})),
       action_space_(continuous ? Space::Box({2}, -1.0F, 1.0F)
                                : Space::Discrete(4)),
-      contact_detector_(std::make_unique<ContactDetector>(this)) {
+      contact_flags_(std::make_unique<ContactFlags>(&lander_, &game_over_)) {
+  for (Leg& leg : legs_) contact_flags_->Watch(&leg.body, &leg.ground_contact);
   DeclareParameter("gravity", -12.0, 0.0,
                    "the moon's gravity along y (Box2D units/s^2; Gymnasium "
                    "requires -12 < gravity < 0)",
@@ -136,7 +109,7 @@ void LunarLander::BuildWorld() {
   legs_ = {};
   world_ =
       std::make_unique<b2World>(b2Vec2(0.0F, static_cast<float>(gravity_)));
-  world_->SetContactListener(contact_detector_.get());
+  world_->SetContactListener(contact_flags_.get());
   game_over_ = false;
   prev_shaping_.reset();
   // The generator's draws in Gymnasium's order: terrain, push, wind.

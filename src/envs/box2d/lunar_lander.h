@@ -18,6 +18,8 @@ class b2World;
 
 namespace asyncrl {
 
+class ContactFlags;  // envs/box2d/contacts.h
+
 // A lander starts at the top centre of the screen with a random push and
 // must come to rest on the pad between the two flags at (0, 0) of the
 // observation's coordinates.
@@ -84,8 +86,6 @@ class LunarLander : public Env {
   StepResult DoStep(const Action& action) override;
 
  private:
-  class ContactDetector;
-
   // What the action asks of the engines: main throttle in {0} or [0.5, 1],
   // side throttle in {0} or [0.5, 1], side direction -1 (left) or +1.
   struct Engines {
@@ -125,7 +125,7 @@ class LunarLander : public Env {
   double turbulence_power_ = 1.5;
 
   // Declared before world_ so that the world, which calls it, goes first.
-  std::unique_ptr<ContactDetector> contact_detector_;
+  std::unique_ptr<ContactFlags> contact_flags_;
   std::unique_ptr<b2World> world_;
   b2Body* lander_ = nullptr;  // Owned by world_.
   std::array<Leg, 2> legs_{};
