@@ -168,9 +168,10 @@ void A3C::ComputeGradient() {
                    n);
   // --fresh-params: the gradient is taken at the shared parameters as they
   // are now; the rollout was acted with older ones, which the importance
-  // ratios below account for. Otherwise the local copy is the one that
+  // ratios below account for. A learner's rollout (LearnFrom) was acted by
+  // a worker with older ones too. Otherwise the local copy is the one that
   // acted, and the rollout is on-policy by construction (ratios are 1).
-  const bool off_policy = options_.fresh_params;
+  const bool off_policy = options_.fresh_params || RolloutActedElsewhere();
   if (off_policy) {
     ScopedTimer refresh("refresh");
     RefreshLocal();
@@ -247,26 +248,18 @@ void A3C::Learn() {
   info.policy_lag = step.policy_lag;
   const auto rows = static_cast<double>(rollout().rows());
   // Per row; the policy loss without the entropy bonus.
-  pi_loss_stat_.Add(info.pi_loss / rows + options_.beta * info.entropy);
-  v_loss_stat_.Add(info.v_loss / rows);
-  entropy_stat_.Add(info.entropy);
-  grad_norm_stat_.Add(info.grad_norm);
-  lag_stat_.Add(static_cast<double>(info.policy_lag));
+  terms_.policy_loss.Add(info.pi_loss / rows + options_.beta * info.entropy);
+  terms_.value_loss.Add(info.v_loss / rows);
+  terms_.entropy.Add(info.entropy);
+  terms_.grad_norm.Add(info.grad_norm);
+  terms_.policy_lag.Add(static_cast<double>(info.policy_lag));
   ratio_stat_.Add(info.mean_ratio);
   clipped_stat_.Add(info.clipped_fraction);
 }
 
-std::vector<Statistic> A3C::Statistics() const {
-  // The reference's two first (scores.txt's columns keep its order), then
-  // the update's terms over the last 100 updates.
-  std::vector<Statistic> stats = ActorCriticAgent::Statistics();
-  stats.insert(stats.end(), {{"policy_loss", pi_loss_stat_.Mean()},
-                             {"value_loss", v_loss_stat_.Mean()},
-                             {"entropy", entropy_stat_.Mean()},
-                             {"grad_norm", grad_norm_stat_.Mean()},
-                             {"policy_lag", lag_stat_.Mean()},
-                             {"policy_lag_max", lag_stat_.Max()},
-                             {"importance_ratio", ratio_stat_.Mean()},
+std::vector<Statistic> A3C::UpdateStatistics() const {
+  std::vector<Statistic> stats = terms_.Report();
+  stats.insert(stats.end(), {{"importance_ratio", ratio_stat_.Mean()},
                              {"ratio_clipped", clipped_stat_.Mean()}});
   return stats;
 }

@@ -85,8 +85,6 @@ class A3C : public ActorCriticAgent, public EntropyWeightControl {
       const Space& action_space, const A3COptions& options);
 
   std::string Type() const override { return "a3c"; }
-  std::vector<Statistic> Statistics() const override;
-
   const A3COptions& options() const { return options_; }
   const A3CUpdateInfo& last_update() const { return last_update_; }
 
@@ -97,6 +95,8 @@ class A3C : public ActorCriticAgent, public EntropyWeightControl {
   const ActorCriticOptions& common() const override { return options_; }
   ActorCriticOptions& mutable_common() override { return options_; }
   void Learn() override;
+  // The update's terms over the last 100 updates.
+  std::vector<Statistic> UpdateStatistics() const override;
 
  private:
   // The loss's gradient into local()'s grads (through the back end), and
@@ -116,8 +116,8 @@ class A3C : public ActorCriticAgent, public EntropyWeightControl {
   OutputGradients output_grads_;
   A3CUpdateInfo last_update_;
   // Over the last 100 updates, for Statistics().
-  WindowStat pi_loss_stat_, v_loss_stat_, entropy_stat_, grad_norm_stat_;
-  WindowStat lag_stat_, ratio_stat_, clipped_stat_;
+  UpdateWindows terms_;
+  WindowStat ratio_stat_, clipped_stat_;
 };
 
 }  // namespace asyncrl

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "asyncrl/agents/distributions.h"
 #include "asyncrl/misc/check.h"
@@ -399,7 +400,7 @@ void ActorCriticAgent::BatchObserveAndTrain(
     // The next episode starts afresh.
     if (terminal[r] || episode_end[r]) backend_->EndSequence(r);
   }
-  const bool episodes_end_it = all_ended && RolloutEndsWithEpisodes();
+  const bool episodes_end_it = all_ended && !sink_ && RolloutEndsWithEpisodes();
   if (rollout_.steps < common().t_max && !episodes_end_it && !end_rollout) {
     return;
   }
@@ -407,8 +408,37 @@ void ActorCriticAgent::BatchObserveAndTrain(
     if (rollout_.next[base + r] == Rollout::kContinue)
       rollout_.next[base + r] = bootstrap(r);
   }
-  Learn();
+  if (sink_) {
+    if (rollout_.steps == common().t_max) {
+      sink_(rollout_, acting_params_updates_);
+    }
+    acting_params_updates_ = counters_->updates.load(std::memory_order_relaxed);
+    RefreshLocal();
+  } else {
+    Learn();
+  }
   rollout_.Clear();
+}
+
+void ActorCriticAgent::LearnFrom(Rollout* batch) {
+  ASYNCRL_CHECK(!awaiting_outcome_);
+  std::swap(rollout_, *batch);
+  // Not acted with the local copy: the update recomputes every output.
+  rollout_version_ = local_version_ - 1;
+  // The learner is the only process that steps the shared parameters:
+  // its copy is theirs, and a step is never scaled for policy lag (the
+  // targets correct for the segments' age instead).
+  acting_params_updates_ = counters_->updates.load(std::memory_order_relaxed);
+  acted_elsewhere_ = true;
+  struct Restore {
+    ActorCriticAgent* agent;
+    Rollout* batch;
+    ~Restore() {
+      std::swap(agent->rollout_, *batch);
+      agent->acted_elsewhere_ = false;
+    }
+  } restore{this, batch};
+  Learn();
 }
 
 std::string ActorCriticAgent::TurnTakingRefusal() const {
@@ -549,10 +579,23 @@ ActorCriticAgent::AppliedStep ActorCriticAgent::ApplyGradient() {
   return step;
 }
 
+std::vector<Statistic> UpdateWindows::Report() const {
+  return {{"policy_loss", policy_loss.Mean()},
+          {"value_loss", value_loss.Mean()},
+          {"entropy", entropy.Mean()},
+          {"grad_norm", grad_norm.Mean()},
+          {"policy_lag", policy_lag.Mean()},
+          {"policy_lag_max", policy_lag.Max()}};
+}
+
 std::vector<Statistic> ActorCriticAgent::Statistics() const {
-  // The reference's two (scores.txt's columns keep its order).
-  return {{"average_value", average_value_},
-          {"average_entropy", average_entropy_}};
+  // The reference's two first (scores.txt's columns keep its order).
+  std::vector<Statistic> stats = {{"average_value", average_value_},
+                                  {"average_entropy", average_entropy_}};
+  std::vector<Statistic> updates = UpdateStatistics();
+  if (statistics_source_) statistics_source_(&updates);
+  stats.insert(stats.end(), updates.begin(), updates.end());
+  return stats;
 }
 
 void ActorCriticAgent::SaveTo(proto::Checkpoint* checkpoint) const {

@@ -16,6 +16,7 @@
 #ifndef ASYNCRL_AGENTS_ACTOR_CRITIC_H_
 #define ASYNCRL_AGENTS_ACTOR_CRITIC_H_
 
+#include <functional>
 #include <memory>
 #include <random>
 #include <vector>
@@ -100,6 +101,17 @@ class WindowStat {
   std::vector<double> values_;
 };
 
+// The statistics every actor-critic algorithm reports of its updates, over
+// the last 100 of each: the policy loss (without the entropy bonus), the
+// value loss, the policy's entropy, the gradient's norm before the clip
+// and the policy lag (mean and max).
+struct UpdateWindows {
+  WindowStat policy_loss, value_loss, entropy, grad_norm, policy_lag;
+  // policy_loss, value_loss, entropy, grad_norm, policy_lag,
+  // policy_lag_max, in that order (scores.txt's columns keep it).
+  std::vector<Statistic> Report() const;
+};
+
 class ActorCriticAgent : public BatchAgent,
                          public LearningRateControl,
                          public SampledActing,
@@ -125,9 +137,17 @@ class ActorCriticAgent : public BatchAgent,
                             const std::vector<uint8_t>& terminal,
                             const std::vector<uint8_t>& episode_end,
                             bool end_rollout) override;
-  // average_value and average_entropy, as the reference's A3C reports them;
-  // an algorithm appends its own.
-  std::vector<Statistic> Statistics() const override;
+  // average_value and average_entropy, as the reference's A3C reports them,
+  // then the algorithm's own (UpdateStatistics), or the source's values of
+  // those (SetUpdateStatisticsSource).
+  std::vector<Statistic> Statistics() const final;
+  // A worker beside a learner learns nothing itself: from now on its
+  // update statistics are `source`'s (the learner's, the run's), which
+  // overwrites the values of the statistics it is given; null: its own.
+  using StatisticsSource = std::function<void(std::vector<Statistic>*)>;
+  void SetUpdateStatisticsSource(StatisticsSource source) {
+    statistics_source_ = std::move(source);
+  }
 
   SharedStateSizes SharedSizes() const override;
   void BindShared(SharedBuffers buffers, bool initialize) override;
@@ -150,6 +170,21 @@ class ActorCriticAgent : public BatchAgent,
     mutable_common().optimizer.lr = lr;
   }
 
+  // A learner beside the workers (experiments/learner/): from now on a
+  // complete rollout goes to `sink` instead of being learned from, with the
+  // update count of the parameters that acted it; the rollout always runs
+  // t_max steps, through episode ends (a rollout the caller ends early is
+  // not sent: it is the run's last), and the local copy is refreshed from
+  // the shared parameters after each. Null: learn again.
+  using RolloutSink =
+      std::function<void(const Rollout& rollout, int64_t acted_updates)>;
+  void SendRolloutsTo(RolloutSink sink) { sink_ = std::move(sink); }
+  // The learner's side: one update from `batch` (a rollout acted
+  // elsewhere, with older parameters: the algorithm's targets must correct
+  // for it), as if this agent had acted it; `batch` is left as it was.
+  // Throws what Learn() throws.
+  void LearnFrom(Rollout* batch);
+
   // Greedy (true) or sampled (false) actions in Act() from now on
   // (act_deterministically).
   bool act_deterministically() const { return common().act_deterministically; }
@@ -158,6 +193,7 @@ class ActorCriticAgent : public BatchAgent,
   }
 
   ActorCriticModel& model() { return *model_; }
+  const ActorCriticModel& model() const { return *model_; }
   const Space& observation_space() const { return observation_space_; }
   const Space& action_space() const { return action_space_; }
   FlatParameters& local() { return *local_; }
@@ -190,6 +226,9 @@ class ActorCriticAgent : public BatchAgent,
   // ended where RolloutEndsWithEpisodes(), or the caller ended it): learn
   // from it. It is cleared after.
   virtual void Learn() = 0;
+  // The algorithm's statistics of its updates (Statistics() puts them
+  // after the two every actor-critic agent reports).
+  virtual std::vector<Statistic> UpdateStatistics() const = 0;
   // Whether a rollout ends when every one of its environments' episodes
   // has ended (A3C's: the reference updates at each episode end), or runs
   // on into the next episodes until t_max steps (PPO's, as SB3 and PFRL
@@ -220,6 +259,9 @@ class ActorCriticAgent : public BatchAgent,
 
   const Rollout& rollout() const { return rollout_; }
   PolicyBackend& backend() { return *backend_; }
+  // Whether the rollout being learned from is LearnFrom's (acted by
+  // another process, with parameters of its own).
+  bool RolloutActedElsewhere() const { return acted_elsewhere_; }
   // Whether every row of the rollout was acted with the local parameters as
   // they are now.
   bool RolloutActedWithLocal() const {
@@ -272,6 +314,9 @@ class ActorCriticAgent : public BatchAgent,
   int64_t acting_params_updates_ = 0;
 
   Rollout rollout_;
+  RolloutSink sink_;              // SendRolloutsTo's; empty: Learn().
+  bool acted_elsewhere_ = false;  // In LearnFrom.
+  StatisticsSource statistics_source_;
   // The last action (ActAndTrain's or BatchActAndTrain's) awaits its
   // outcome: BatchObserveAndTrain has not been told it yet.
   bool awaiting_outcome_ = false;

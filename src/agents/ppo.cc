@@ -232,10 +232,10 @@ void PPO::LearnMinibatch(const std::vector<int64_t>& units, bool recurrent,
   last_update_.minibatch_rows.push_back(rows_);
   const AppliedStep step = ApplyGradient();
   last_update_.grad_norm = step.grad_norm;
-  grad_norm_stat_.Add(step.grad_norm);
+  terms_.grad_norm.Add(step.grad_norm);
   if (last_update_.minibatch_rows.size() == 1) {
     last_update_.policy_lag = step.policy_lag;
-    lag_stat_.Add(static_cast<double>(step.policy_lag));
+    terms_.policy_lag.Add(static_cast<double>(step.policy_lag));
   }
 }
 
@@ -278,22 +278,16 @@ void PPO::Learn() {
       last_update_.clip_fraction = terms.clipped / per;
     }
   }
-  pi_loss_stat_.Add(last_update_.pi_loss);
-  v_loss_stat_.Add(last_update_.v_loss);
-  entropy_stat_.Add(last_update_.entropy);
+  terms_.policy_loss.Add(last_update_.pi_loss);
+  terms_.value_loss.Add(last_update_.v_loss);
+  terms_.entropy.Add(last_update_.entropy);
   kl_stat_.Add(last_update_.approx_kl);
   clip_stat_.Add(last_update_.clip_fraction);
 }
 
-std::vector<Statistic> PPO::Statistics() const {
-  std::vector<Statistic> stats = ActorCriticAgent::Statistics();
-  stats.insert(stats.end(), {{"policy_loss", pi_loss_stat_.Mean()},
-                             {"value_loss", v_loss_stat_.Mean()},
-                             {"entropy", entropy_stat_.Mean()},
-                             {"grad_norm", grad_norm_stat_.Mean()},
-                             {"policy_lag", lag_stat_.Mean()},
-                             {"policy_lag_max", lag_stat_.Max()},
-                             {"approx_kl", kl_stat_.Mean()},
+std::vector<Statistic> PPO::UpdateStatistics() const {
+  std::vector<Statistic> stats = terms_.Report();
+  stats.insert(stats.end(), {{"approx_kl", kl_stat_.Mean()},
                              {"clip_fraction", clip_stat_.Mean()}});
   return stats;
 }

@@ -89,7 +89,6 @@ class PPO : public ActorCriticAgent, public EntropyWeightControl {
       const Space& action_space, const PPOOptions& options);
 
   std::string Type() const override { return "ppo"; }
-  std::vector<Statistic> Statistics() const override;
 
   const PPOOptions& options() const { return options_; }
   const PPOUpdateInfo& last_update() const { return last_update_; }
@@ -101,6 +100,8 @@ class PPO : public ActorCriticAgent, public EntropyWeightControl {
   const ActorCriticOptions& common() const override { return options_; }
   ActorCriticOptions& mutable_common() override { return options_; }
   void Learn() override;
+  // The update's terms over the last 100 updates.
+  std::vector<Statistic> UpdateStatistics() const override;
   // A rollout is --t-max steps of every environment, episodes ending and
   // starting inside it.
   bool RolloutEndsWithEpisodes() const override { return false; }
@@ -122,8 +123,8 @@ class PPO : public ActorCriticAgent, public EntropyWeightControl {
   RecomputedRows recomputed_;
   OutputGradients output_grads_;
   PPOUpdateInfo last_update_;
-  WindowStat pi_loss_stat_, v_loss_stat_, entropy_stat_, grad_norm_stat_;
-  WindowStat kl_stat_, clip_stat_, lag_stat_;
+  UpdateWindows terms_;
+  WindowStat kl_stat_, clip_stat_;
 };
 
 }  // namespace asyncrl

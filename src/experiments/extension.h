@@ -22,6 +22,7 @@
 
 #include "asyncrl/agents/agent.h"
 #include "asyncrl/envs/env.h"
+#include "asyncrl/experiments/hooks.h"
 #include "asyncrl/experiments/learning_curve.h"
 #include "asyncrl/experiments/metrics.h"
 #include "asyncrl/experiments/shared_region.h"
@@ -98,6 +99,11 @@ struct WorkerInfo {
   // Builds another agent of this worker's kind (one the extension plays
   // with, never the learner).
   std::function<std::unique_ptr<Agent>()> make_agent;
+  // The worker's own agent, bound to the shared state, and the run's step
+  // hooks (a part that takes over the worker calls them, as the training
+  // loop does).
+  Agent* agent = nullptr;
+  const std::vector<StepHook>* hooks = nullptr;
 };
 
 // An extension's per-worker part: called by that worker only, on its hot
@@ -109,6 +115,15 @@ class WorkerExtension {
   // may block until the worker can train; false: it leaves at once,
   // without training.
   virtual bool Ready() { return true; }
+  // After Ready(): true when this part runs the worker instead of the
+  // training loop (Run); the worker then takes no environment step.
+  virtual bool TakesOver() const { return false; }
+  // Called in place of the training loop when TakesOver(): returns when
+  // the run's work is done or the stop flag is raised, and calls
+  // ReportWorkerProgress (misc/platform/process_group.h) as it goes, as
+  // the loop does; throws what fails (the run then stops as for any
+  // worker's failure).
+  virtual void Run() {}
   // After Ready(): a source of step numbers that replaces the run's
   // counter (null: the counter). Step numbers from elsewhere are not this
   // run's alone: the worker that takes a multiple of the checkpoint

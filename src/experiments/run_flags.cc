@@ -20,6 +20,7 @@
 #include <variant>
 
 #include "asyncrl/agents/models.h"
+#include "asyncrl/agents/targets.h"
 #include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/envs/wrappers.h"
@@ -284,6 +285,55 @@ void CheckNoGameFlags(const RunFlags& f) {
       "with --env " + f.env + ": only two-player games read it");
 }
 
+// --learner: its flags only with it; with it, one host, >= 2 processes,
+// A3C, and a policy target that corrects for the segments' age (vtrace
+// unless one is given). A program's own agent is checked by the trainer
+// (LearnerExtension::CheckAgent).
+void CheckLearnerFlags(const po::variables_map& vm, const FlagContext& context,
+                       RunFlags& f) {
+  const LearnerOptions& o = f.learner;
+  const LearnerOptions d;
+  if (!o.enabled) {
+    RequireDefaults(
+        {{"maximum-segments",
+          {FormatValue(o.maximum_segments), FormatValue(d.maximum_segments)}},
+         {"buffer-mib", {FormatValue(o.buffer_mib), FormatValue(d.buffer_mib)}},
+         {"minimum-segments",
+          {FormatValue(o.minimum_segments), FormatValue(d.minimum_segments)}},
+         {"batch-size", {FormatValue(o.batch_size), FormatValue(d.batch_size)}},
+         {"reuse", {FormatValue(o.reuse), FormatValue(d.reuse)}}},
+        "without --learner: only --learner reads it");
+    return;
+  }
+  if (f.dist.Enabled()) {
+    throw FlagError(
+        "--learner=true is invalid; accepted: false with --nnodes=" +
+        std::to_string(f.dist.nnodes) +
+        " (one learner for several hosts is not implemented)");
+  }
+  if (f.train.processes < 2) {
+    throw FlagError("--processes=" + std::to_string(f.train.processes) +
+                    " is invalid; accepted: an integer >= 2 with --learner "
+                    "(the last process learns, the others act)");
+  }
+  if (!context.a3c_agent) return;
+  if (f.algorithm != "a3c") {
+    throw FlagError("--algorithm=" + f.algorithm +
+                    " is invalid; accepted: a3c with --learner (the learner "
+                    "trains A3C's loss on its batches)");
+  }
+  if (vm.count("policy-target") == 0 || vm["policy-target"].defaulted()) {
+    f.agent.policy_target = "vtrace";
+  }
+  const PolicyTarget target = f.agent.PolicyTargetKind();
+  if (!CorrectsOffPolicy(target)) {
+    throw FlagError("--policy-target=" + f.agent.policy_target +
+                    " is invalid; accepted: vtrace or upgo with --learner "
+                    "(the segments were acted with older parameters than the "
+                    "learner's; these targets correct for it)");
+  }
+}
+
 // No flag set (away from the program's default) that only the other
 // optimizer reads: --adam-beta1 with RMSprop was accepted and unused.
 void CheckOptimizerFlags(const FlagContext& context, const RunFlags& f) {
@@ -376,8 +426,8 @@ po::options_description DeclareFlags(const FlagContext& context, RunFlags& f,
                                      Extras& x) {
   po::options_description trainer("Trainer");
   FlagSpecs trainer_flags;
-  for (FlagSpecs group :
-       {f.train.Flags(), f.dist.Flags(), f.self_play.Flags()}) {
+  for (FlagSpecs group : {f.train.Flags(), f.dist.Flags(), f.self_play.Flags(),
+                          f.learner.Flags()}) {
     trainer_flags.insert(trainer_flags.end(), group.begin(), group.end());
   }
   for (FlagSpec& flag : trainer_flags) {
@@ -632,6 +682,7 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
           "train-sides", f.self_play.train_sides,
           "learner (both: a recurrent arch's state would run through both "
           "players' turns)");
+  CheckLearnerFlags(vm, context, f);
   if (context.a3c_agent) CheckAlgorithm(f);
   if (context.a3c_agent && f.algorithm == "ppo") FitMinibatches(recurrent, f);
   if (context.a3c_agent && f.agent.normalize_observations) {
@@ -762,6 +813,7 @@ void ValidateStructs(RunFlags& f) {
   }
   if (f.curriculum) f.curriculum->Validate();
   f.self_play.Validate();
+  f.learner.Validate();
   f.agent.Validate();
   if (f.algorithm == "ppo") PpoOptions(f).Validate();
   EnvOptions env_options;
@@ -815,6 +867,8 @@ void RecordResolved(const po::variables_map& vm, const FlagContext& context,
   f.resolved["rmsprop-epsilon"] = FormatValue(f.agent.optimizer.eps);
   if (context.a3c_agent) f.resolved["beta"] = FormatValue(f.agent.beta);
   f.resolved["train-sides"] = f.self_play.train_sides;
+  // --learner's default (vtrace) when none was given.
+  f.resolved["policy-target"] = f.agent.policy_target;
   // A vector environment's num_envs where no flag gave it.
   f.resolved["envs-per-process"] = FormatValue(f.train.envs_per_process);
   if (context.a3c_agent && f.algorithm == "ppo") {

@@ -19,6 +19,7 @@
 #include "asyncrl/envs/env.h"
 #include "asyncrl/experiments/curriculum/curriculum.h"
 #include "asyncrl/experiments/hosts/hosts_options.h"
+#include "asyncrl/experiments/learner/learner_options.h"
 #include "asyncrl/experiments/self_play/self_play.h"
 #include "asyncrl/experiments/train_options.h"
 #include "asyncrl/misc/flag_spec.h"
@@ -59,6 +60,9 @@ struct RunFlags {
   // Hosts that train this model together (experiments/hosts/); nnodes 1:
   // this host alone.
   DistOptions dist;
+  // --learner: a learner process beside the workers
+  // (experiments/learner/).
+  LearnerOptions learner;
   std::string arch = "auto";
   // --hidden-sizes, --activation, --conv-channels: the network's shape
   // (agents/models.h's NetworkOptions).

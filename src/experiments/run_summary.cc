@@ -98,7 +98,9 @@ std::string StatisticsSummary(const fs::path& dir, int processes) {
   }
   if (files == 0) return "";
   std::string out = "agent statistics over the last 100 updates, mean of " +
-                    std::to_string(files) + " workers (max for *_max):\n";
+                    std::to_string(files) +
+                    (files == 1 ? " worker" : " workers") +
+                    " (max for *_max):\n";
   for (const auto& name : names) {
     const std::vector<double>& v = values[name];
     const bool is_max =

@@ -25,6 +25,7 @@
 #include "asyncrl/experiments/evaluator.h"
 #include "asyncrl/experiments/final_evaluation.h"
 #include "asyncrl/experiments/hosts/hosts_extension.h"
+#include "asyncrl/experiments/learner/learner_extension.h"
 #include "asyncrl/experiments/policy_collapse.h"
 #include "asyncrl/experiments/python_env/python_env.h"
 #include "asyncrl/experiments/run_dir.h"
@@ -166,6 +167,10 @@ class TrainerRun {
           std::make_shared<CurriculumExtension>(f_.curriculum));
     }
     extensions.push_back(std::make_shared<SelfPlayExtension>(f_.self_play));
+    if (f_.learner.enabled) {
+      extensions.push_back(
+          std::make_shared<LearnerExtension>(f_.learner, f_.agent.t_max));
+    }
     if (f_.dist.Enabled()) {
       extensions.push_back(std::make_shared<HostsExtension>(f_.dist));
     }
@@ -332,6 +337,17 @@ class TrainerRun {
   }
 
  private:
+  // An option an extension refuses, named as the flag that set it where
+  // one did ("--buffer-mib=0.0001 is invalid; ..."), else as it is.
+  [[noreturn]] void ThrowAsFlag(const InvalidOption& e) const {
+    const std::string flag = FlagName(e.field());
+    if (f_.resolved.count(flag) != 0) {
+      throw FlagError("--" + flag + "=" + e.value() +
+                      " is invalid; accepted: " + e.accepted());
+    }
+    throw e;
+  }
+
   // What the checkpoints and, on a resume, scores.txt's columns need of
   // the run (the agent's size, the extensions' state), checked before
   // anything is written.
@@ -341,8 +357,8 @@ class TrainerRun {
     try {
       CheckCheckpointSize(f_.train, EnvFactory(fault), AgentFactory(obs, act),
                           extensions);
-    } catch (const InvalidOption&) {
-      throw;
+    } catch (const InvalidOption& e) {
+      ThrowAsFlag(e);
     } catch (const std::invalid_argument& e) {
       throw FlagError(e.what());
     }
@@ -354,8 +370,8 @@ class TrainerRun {
     try {
       CheckScoresTable(resumed, EnvFactory(fault), AgentFactory(obs, act),
                        extensions);
-    } catch (const InvalidOption&) {
-      throw;  // An option an extension refuses: its own message.
+    } catch (const InvalidOption& e) {
+      ThrowAsFlag(e);  // An option an extension refuses: its own message.
     } catch (const std::invalid_argument& e) {
       throw FlagError("--resume=" + f_.resume + " is invalid: " + e.what());
     }

@@ -413,6 +413,8 @@ class Trainer {
     info.params = region_->params();
     info.envs = &ctx.envs;
     info.make_agent = [this, idx] { return make_agent_(idx); };
+    info.agent = ctx.agent;
+    info.hooks = ctx.hooks;
     for (const auto& extension : extensions_) {
       if (auto part = extension->StartWorker(info)) {
         ctx.worker_extensions.push_back(std::move(part));
@@ -484,6 +486,18 @@ class Trainer {
     }
     ctx.hooks = &hooks_;
     if (!StartWorkerExtensions(idx, ctx)) return;
+    WorkerExtension* takes_over = nullptr;
+    for (const auto& part : ctx.worker_extensions) {
+      if (part->TakesOver()) takes_over = part.get();
+    }
+    if (takes_over != nullptr) {
+      // Its agent acted nothing: the statistics at the end are the
+      // workers' (an extension that takes a worker over gives them what
+      // they report).
+      takes_over->Run();
+      ReportWorkerProgress();
+      return;
+    }
     TrainLoop(ctx);
     ReportWorkerProgress();
     WriteStatistics(outdir_, idx, *agent);

@@ -46,6 +46,7 @@ class TwoPassLearner : public ActorCriticAgent {
  protected:
   const ActorCriticOptions& common() const override { return options_; }
   ActorCriticOptions& mutable_common() override { return options_; }
+  std::vector<Statistic> UpdateStatistics() const override { return {}; }
 
   void Learn() override {
     const int64_t n = rollout().rows();

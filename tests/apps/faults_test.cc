@@ -132,9 +132,14 @@ INSTANTIATE_TEST_SUITE_P(
             "1000000"}),
     [](const auto& info) { return info.param.kind; });
 
-TEST(TrainerFaultTest, WorkerKilledFromOutsideIsReported) {
-  TempDir dir("sigkill");
-  Spawned run(LongRun(dir), "");
+// Worker 2 of a 3-process run (`extra` flags added) SIGKILLed once the
+// workers started: the run fails naming it, the others stop on the flag,
+// _except/ is saved and no process of the run is left.
+void ExpectAKilledWorkerStopsTheRun(const TempDir& dir,
+                                    const std::vector<std::string>& extra) {
+  std::vector<std::string> args = LongRun(dir);
+  args.insert(args.end(), extra.begin(), extra.end());
+  Spawned run(args, "");
   ASSERT_TRUE(run.WaitFor("workers started")) << run.output();
   const auto workers = run.Workers();
   ASSERT_EQ(workers.size(), 3u);
@@ -145,6 +150,35 @@ TEST(TrainerFaultTest, WorkerKilledFromOutsideIsReported) {
             std::string::npos)
       << run.output();
   ExpectOthersStoppedOnTheFlag(run, 2);
+  ExceptCheckpoint(run);
+  EXPECT_TRUE(run.GroupGone());
+}
+
+TEST(TrainerFaultTest, WorkerKilledFromOutsideIsReported) {
+  TempDir dir("sigkill");
+  ExpectAKilledWorkerStopsTheRun(dir, {});
+}
+
+// --learner: the learner (the last process) killed from outside stops the
+// workers and saves _except/, as any worker's failure does; a worker's
+// failure stops the learner too.
+TEST(TrainerFaultTest, ALearnerKilledFromOutsideStopsTheRun) {
+  TempDir dir("learner_killed");
+  ExpectAKilledWorkerStopsTheRun(dir, {"--learner", "--minimum-segments", "1"});
+}
+
+TEST(TrainerFaultTest, AWorkerFailureStopsTheLearner) {
+  TempDir dir("learner_worker_fails");
+  std::vector<std::string> args = LongRun(dir);
+  args.insert(args.end(), {"--learner"});
+  Spawned run(args, "worker=1,step=400,kind=throw");
+  EXPECT_EQ(run.Finish(), 1) << run.output();
+  EXPECT_NE(run.output().find("train_a3c: worker 1 (pid "), std::string::npos)
+      << run.output();
+  EXPECT_NE(run.output().find("injected failure at step 400"),
+            std::string::npos)
+      << run.output();
+  ExpectOthersStoppedOnTheFlag(run, 1);
   ExceptCheckpoint(run);
   EXPECT_TRUE(run.GroupGone());
 }

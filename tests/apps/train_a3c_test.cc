@@ -110,6 +110,30 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"--weight-decay -0.1", "--weight-decay=-0.1"},
         BadFlag{"--reward-scale-factor nan", "--reward-scale-factor=nan"},
         BadFlag{"--eval-interval -5", "--eval-interval=-5"},
+        BadFlag{"--learner --processes 1",
+                "--processes=1 is invalid; accepted: an integer >= 2 with "
+                "--learner"},
+        BadFlag{"--learner --processes 2 --algorithm ppo",
+                "--algorithm=ppo is invalid; accepted: a3c with --learner"},
+        BadFlag{"--learner --processes 2 --policy-target gae",
+                "--policy-target=gae is invalid; accepted: vtrace or upgo "
+                "with --learner"},
+        BadFlag{"--learner --processes 2 --arch fc-softmax-lstm",
+                "--learner=true is invalid; accepted: false with a recurrent "
+                "arch"},
+        BadFlag{"--learner --processes 2 --buffer-mib 0.0001",
+                "--buffer-mib=0.0001 is invalid; accepted: at least "},
+        BadFlag{"--learner --processes 2 --buffer-mib 0.01 "
+                "--minimum-segments 1000",
+                "--minimum-segments=1000 is invalid; accepted: at most "},
+        BadFlag{"--learner --processes 2 --minimum-segments 5000",
+                "--minimum-segments=5000 is invalid; accepted: an integer in "
+                "[1, maximum_segments=4096]"},
+        BadFlag{"--learner --processes 2 --batch-size 0",
+                "--batch-size=0 is invalid; accepted: an integer >= 1"},
+        BadFlag{"--batch-size 8",
+                "--batch-size=8 is invalid; accepted: 32 (the default) "
+                "without --learner"},
         BadFlag{"--nnodes 0",
                 "--nnodes=0 is invalid; accepted: an integer in "
                 "[1, 1024]"},
@@ -1023,6 +1047,66 @@ TEST(TrainA3CTest, TrainingReturnsAreReportedInTheEnvironmentsUnits) {
   EXPECT_EQ(off.output.find("training episodes"), std::string::npos);
   EXPECT_FALSE(LoadCheckpointDir((RunFolder(off) / "1000_finish").string())
                    .has_training_returns());
+}
+
+// --learner: the last process learns from the buffer the other fills;
+// recorded, reported in scores.txt and at the end, and its runs finish
+// with the checkpoints of any run.
+TEST(TrainA3CTest, ALearnerTrainsFromTheBufferAndReportsIt) {
+  TempDir dir("learner");
+  const ProcessRun run =
+      TrainA3C("--outdir " + dir.str() +
+               " --env CartPole-v1 --learner --processes 2 --steps 6000"
+               " --minimum-segments 16 --batch-size 8 --eval-interval 3000"
+               " --eval-n-runs 1 --final-eval-n-runs 0 --quiet");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const fs::path folder = RunFolder(run);
+  EXPECT_EQ(RecordedOption(folder, "learner"), "true");
+  EXPECT_EQ(RecordedOption(folder, "policy-target"), "vtrace");
+  EXPECT_EQ(RecordedOption(folder, "batch-size"), "8");
+  const auto scores = ReadLines(folder / "scores.txt");
+  ASSERT_EQ(scores.size(), 3u);
+  const auto header = testing::Split(scores[0], '\t');
+  for (const char* column : {"learner_updates", "reuse", "buffer_segments",
+                             "importance_ratio", "policy_lag"}) {
+    EXPECT_NE(std::find(header.begin(), header.end(), column), header.end())
+        << column << " in " << scores[0];
+  }
+  const size_t segments = static_cast<size_t>(
+      std::find(header.begin(), header.end(), "buffer_segments") -
+      header.begin());
+  // By the last evaluation the worker has written ~6000 / 5 segments.
+  EXPECT_GT(std::stod(testing::Split(scores[2], '\t').at(segments)), 16)
+      << scores[2];
+  const size_t at = run.output.find("learner: ");
+  ASSERT_NE(at, std::string::npos) << run.output;
+  // "learner: N updates of 8 segments of 5 steps; ..."
+  EXPECT_GT(std::stoll(run.output.substr(at + 9)), 0) << run.output;
+  EXPECT_NE(run.output.find("updates of 8 segments of 5 steps"),
+            std::string::npos)
+      << run.output;
+  const proto::Checkpoint finish =
+      LoadCheckpointDir((folder / "6000_finish").string());
+  EXPECT_GT(finish.parameters_size(), 0);
+}
+
+// --reuse R holds the learner and the workers to R rows trained a row
+// written, within a rollout and a batch (here 1.5 x 16 x 5 + 8 x 5 = 160
+// rows of ~20,000).
+TEST(TrainA3CTest, ReuseHoldsTheLearnerToItsRatio) {
+  TempDir dir("learner_reuse");
+  const ProcessRun run = TrainA3C(
+      "--outdir " + dir.str() +
+      " --env CartPole-v1 --learner --processes 2 --steps 20000"
+      " --envs-per-process 16 --t-max 5 --minimum-segments 16 --batch-size 8"
+      " --reuse 1.5 --eval-interval 0 --final-eval-n-runs 0 --quiet");
+  ASSERT_EQ(run.status, 0) << run.output;
+  const std::string said = "each step written trained on ";
+  const size_t at = run.output.find(said);
+  ASSERT_NE(at, std::string::npos) << run.output;
+  const double reuse = std::stod(run.output.substr(at + said.size()));
+  EXPECT_GE(reuse, 1.4) << run.output;
+  EXPECT_LE(reuse, 1.6) << run.output;
 }
 
 // Each of `flag_sets` exits 2 with one line and creates no --outdir.
