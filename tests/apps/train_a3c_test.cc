@@ -131,6 +131,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "[1, maximum_segments=4096]"},
         BadFlag{"--learner --processes 2 --batch-size 0",
                 "--batch-size=0 is invalid; accepted: an integer >= 1"},
+        BadFlag{"--reuse 1",
+                "--reuse=1 is invalid; accepted: 2 (the default) without "
+                "--learner"},
+        BadFlag{"--learner --processes 2 --reuse -1",
+                "--reuse=-1 is invalid; accepted: 0 (no limit) or a finite "
+                "number > 0"},
         BadFlag{"--batch-size 8",
                 "--batch-size=8 is invalid; accepted: 32 (the default) "
                 "without --learner"},
@@ -1084,6 +1090,8 @@ TEST(TrainA3CTest, ALearnerTrainsFromTheBufferAndReportsIt) {
   EXPECT_GT(std::stoll(run.output.substr(at + 9)), 0) << run.output;
   EXPECT_NE(run.output.find("updates of 8 segments of 5 steps"),
             std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find(" rows/s, the workers "), std::string::npos)
       << run.output;
   const proto::Checkpoint finish =
       LoadCheckpointDir((folder / "6000_finish").string());

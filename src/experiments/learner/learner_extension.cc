@@ -431,15 +431,29 @@ void LearnerExtension::Conclude(const GroupReport&, RunEnd* end) {
   const int64_t updates = buffer_->learner_updates.load();
   char reuse[32];
   std::snprintf(reuse, sizeof(reuse), "%.2f", Reuse());
+  const double seconds = std::max(
+      1e-9,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_)
+          .count());
+  char rates[96];
+  std::snprintf(rates, sizeof(rates),
+                "; the learner %.0f rows/s, the workers %.0f/s",
+                static_cast<double>(buffer_->rows_trained.load()) / seconds,
+                static_cast<double>(buffer_->rows_written.load()) / seconds);
   end->notes.push_back(
       "learner: " + std::to_string(updates) + " updates of " +
       std::to_string(options_.batch_size) + " segments of " +
       std::to_string(shape_.steps) + " steps; each step written trained on " +
-      reuse + " times on average; buffer " + std::to_string(buffer_->size()) +
-      " segments (" + Mib(static_cast<double>(buffer_->bytes_held())) + " of " +
+      reuse + " times on average" + rates + "; buffer " +
+      std::to_string(buffer_->size()) + " segments (" +
+      Mib(static_cast<double>(buffer_->bytes_held())) + " of " +
       Mib(static_cast<double>(buffer_->capacity())) + " MiB), " +
       std::to_string(buffer_->written()) + " written, " +
       std::to_string(buffer_->dropped()) + " dropped");
+}
+
+void LearnerExtension::WorkersStarted() {
+  started_ = std::chrono::steady_clock::now();
 }
 
 void LearnerExtension::Release() {

@@ -57,6 +57,7 @@ class LearnerExtension : public TrainerExtension {
   std::unique_ptr<WorkerExtension> StartWorker(const WorkerInfo& w) override;
   void Report(EventWriter& events, bool periodic) override;
   std::string Status() const override;
+  void WorkersStarted() override;
   void Conclude(const GroupReport& report, RunEnd* end) override;
   void Release() override;
 
@@ -82,6 +83,7 @@ class LearnerExtension : public TrainerExtension {
   // (TensorBoard's learner/updates_per_s).
   int64_t reported_updates_ = 0;
   std::chrono::steady_clock::time_point reported_at_;
+  std::chrono::steady_clock::time_point started_;  // WorkersStarted.
 };
 
 }  // namespace asyncrl

@@ -27,8 +27,10 @@ struct LearnerOptions {
   // How many times each step the workers write is trained on, on average
   // (Reverb's samples per insert, in rows): the workers wait when the
   // learner falls behind it, the learner when it runs ahead. 0: no limit,
-  // each runs at its own pace (HandyRL's); else > 0.
-  double reuse = 0;
+  // each runs at its own pace (HandyRL's); else > 0. 2: measured on
+  // MinAtar Breakout (docs/results/2026-12-07-learner.md), where 0 left
+  // each step trained on 0.45 times and the final agents below Hogwild's.
+  double reuse = 2;
 
   // Throws InvalidOption (misc/validate.h) naming the field.
   void Validate() const;
