@@ -168,8 +168,9 @@ TEST_F(SegmentBufferTest, KeepsTheNewestRecordsThatFitItsBytes) {
     const auto record = Marked(m, 300);
     ASSERT_TRUE(ring.Put(record.data(), record.size()));
   }
-  // 3 x 300 fit in 1000: records 2, 3 and 4; 4 wrapped to the start,
-  // dropping 0 and, first, the oldest past the newest's end.
+  // 3 x 300 fit in 1000: records 2, 3 and 4. Record 3 did not fit after
+  // 2 (900 + 300 > 1000): it starts again at 0, dropping 0; record 4 then
+  // drops 1.
   EXPECT_EQ(Held(ring), (std::set<int64_t>{2, 3, 4}));
   EXPECT_EQ(ring.size(), 3);
   EXPECT_EQ(ring.written(), 5);

@@ -40,9 +40,13 @@ std::string Mib(double bytes) {
 // other. Waits poll every millisecond and end when the run's work is done.
 class ReuseLimit {
  public:
-  ReuseLimit(const TrainOptions& options, const LearnerOptions& learner,
+  ReuseLimit(const WorkerInfo& w, const LearnerOptions& learner,
              const SegmentShape& shape, const SegmentBuffer* buffer)
-      : control_(nullptr),
+      : ReuseLimit(*w.options, *w.control, learner, shape, buffer) {}
+  ReuseLimit(const TrainOptions& options, const ControlBlock& control,
+             const LearnerOptions& learner, const SegmentShape& shape,
+             const SegmentBuffer* buffer)
+      : control_(&control),
         options_(&options),
         buffer_(buffer),
         reuse_(learner.reuse),
@@ -51,7 +55,6 @@ class ReuseLimit {
         margin_(learner.reuse * static_cast<double>(options.envs_per_process *
                                                     shape.steps) +
                 static_cast<double>(learner.batch_size * shape.steps)) {}
-  void Bind(const ControlBlock* control) { control_ = control; }
 
   // A worker, before writing `rows`.
   void BeforeWrite() const {
@@ -193,7 +196,6 @@ class LearnerPart : public WorkerExtension {
   // to report (its policy lag: the batches' age, not its own, always 0).
   void Record(int64_t rows, int64_t lag) {
     buffer_->rows_trained.fetch_add(rows, std::memory_order_relaxed);
-    buffer_->lag_sum.fetch_add(lag, std::memory_order_relaxed);
     buffer_->learner_updates.fetch_add(1, std::memory_order_relaxed);
     lag_.Add(static_cast<double>(lag));
     lag_max_.Add(static_cast<double>(lag));
@@ -384,8 +386,7 @@ void LearnerExtension::EvaluationBegins(int64_t,
 
 std::unique_ptr<WorkerExtension> LearnerExtension::StartWorker(
     const WorkerInfo& w) {
-  ReuseLimit limit(*w.options, options_, shape_, buffer_);
-  limit.Bind(w.control);
+  const ReuseLimit limit(w, options_, shape_, buffer_);
   if (w.process_idx == processes_ - 1) {
     return std::make_unique<LearnerPart>(w, options_, shape_, buffer_, block_,
                                          limit);

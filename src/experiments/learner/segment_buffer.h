@@ -86,12 +86,10 @@ class SegmentBuffer {
   int64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
   // The learner's progress, for the reports: its updates, the rows it
-  // trained on (each sampled row counts each time), the sum of its
-  // batches' policy lags (updates since the oldest segment of the batch
-  // acted), and the rows the workers wrote.
+  // trained on (each sampled row counts each time), and the rows the
+  // workers wrote.
   std::atomic<int64_t> learner_updates{0};
   std::atomic<int64_t> rows_trained{0};
-  std::atomic<int64_t> lag_sum{0};
   std::atomic<int64_t> rows_written{0};
 
  private:
