@@ -26,6 +26,9 @@ fs::path FinalAgentDir(const fs::path& run, int64_t steps,
   }
   const fs::path finish = FinishDir(run.string(), steps);
   if (fs::is_directory(finish, ec)) return finish;
+  // Stopped by its clock (--train-seconds): named by the step it reached.
+  const fs::path early = FinishDir(run.string(), global_step);
+  if (global_step < steps && fs::is_directory(early, ec)) return early;
   if (fs::is_directory(successful, ec)) return successful;
   return {};
 }

@@ -66,7 +66,9 @@ struct FinalEvaluationSetup {
 uint64_t FinalEvalEnvSeed(int64_t seed);
 
 // The run's final agent's folder: successful/ when the run stopped before
-// its budget and one is there, else <steps>_finish/; "" when neither is.
+// its budget and one is there, else <steps>_finish/, else
+// <global_step>_finish/ (a run its clock stopped, --train-seconds); ""
+// when none is.
 std::filesystem::path FinalAgentDir(const std::filesystem::path& run,
                                     int64_t steps, int64_t global_step);
 

@@ -22,8 +22,9 @@ namespace {
 // Options that describe this invocation, not the run: never taken from, or
 // compared with, a resumed run's args.json.
 const std::set<std::string> kPerInvocation = {
-    "resume",  "load",   "demo",      "export", "record",  "config",     "help",
-    "version", "outdir", "log-level", "quiet",  "profile", "step-offset"};
+    "resume", "load",    "demo",        "export",       "record",
+    "config", "help",    "version",     "outdir",       "log-level",
+    "quiet",  "profile", "step-offset", "train-seconds"};
 
 std::map<std::string, std::string> ReadArgsJson(const std::string& path) {
   std::ifstream in(path);

@@ -683,6 +683,12 @@ std::string ApplyEnvironmentDefaults(const po::variables_map& vm,
           "learner (both: a recurrent arch's state would run through both "
           "players' turns)");
   CheckLearnerFlags(vm, context, f);
+  if (f.dist.Enabled() && f.train.train_seconds > 0) {
+    throw FlagError("--train-seconds=" + FormatValue(f.train.train_seconds) +
+                    " is invalid; accepted: 0 with --nnodes=" +
+                    std::to_string(f.dist.nnodes) +
+                    " (a clock shared by several hosts is not implemented)");
+  }
   if (context.a3c_agent) CheckAlgorithm(f);
   if (context.a3c_agent && f.algorithm == "ppo") FitMinibatches(recurrent, f);
   if (context.a3c_agent && f.agent.normalize_observations) {

@@ -31,6 +31,7 @@
 #include "asyncrl/experiments/run_dir.h"
 #include "asyncrl/experiments/self_play/self_play.h"
 #include "asyncrl/experiments/self_play/self_play_extension.h"
+#include "asyncrl/experiments/time_budget.h"
 #include "asyncrl/experiments/train_agent_async.h"
 #include "asyncrl/experiments/training_returns.h"
 #include "asyncrl/misc/checkpoint.h"
@@ -173,6 +174,10 @@ class TrainerRun {
     }
     if (f_.dist.Enabled()) {
       extensions.push_back(std::make_shared<HostsExtension>(f_.dist));
+    }
+    if (f_.train.train_seconds > 0) {
+      extensions.push_back(
+          std::make_shared<TimeBudgetExtension>(f_.train.train_seconds));
     }
     if (plugins_.extensions) {
       AppendProgramOwn(plugins_.extensions(f_),

@@ -11,6 +11,10 @@ void TrainOptions::Validate() const {
   Require(processes >= 1 && processes <= kMaxWorkers, "processes", processes,
           "an integer in [1, " + std::to_string(kMaxWorkers) + "]");
   Require(steps >= 1, "steps", steps, "an integer >= 1");
+  Require(std::isfinite(train_seconds) && train_seconds >= 0 &&
+              train_seconds <= 1e9,
+          "train_seconds", train_seconds,
+          "0 (no limit) or a number of seconds in (0, 1e9]");
   Require(step_offset >= 0 && step_offset < steps, "step_offset", step_offset,
           "an integer in [0, steps)");
   Require(envs_per_process >= 1 && envs_per_process <= kMaxWorkers,
@@ -71,6 +75,13 @@ FlagSpecs TrainOptions::Flags() {
   FlagSpecs flags = {
       {"processes", "worker processes", &processes},
       {"steps", "global steps to train", &steps},
+      {"train-seconds",
+       "end the run after this many seconds of training, counted from the "
+       "workers' start, as if its steps were spent: <step>_finish/ is saved "
+       "and is the final agent (0: no limit; Sample Factory's "
+       "train_for_seconds; a resumed run has only the budget its own command "
+       "gives)",
+       &train_seconds},
       {"step-offset",
        "start the global step counter and the evaluation schedule here "
        "(with --load; the reference's step_offset)",

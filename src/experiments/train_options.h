@@ -25,6 +25,9 @@ struct TrainOptions {
   // train_agent_async's (8e7, 1e6, 10); train_a3c sets its own (run_flags.cc).
   int processes = 1;         // Worker processes, [1, kMaxWorkers].
   int64_t steps = 80000000;  // Global steps to train, >= 1.
+  // Wall-clock seconds of training after which the run ends as if its
+  // steps were spent (RunTrainer's TimeBudgetExtension); 0: no limit.
+  double train_seconds = 0;
   int envs_per_process =
       1;  // K environments stepped as a batch, [1, kMaxWorkers].
   // Environment seeds follow misc/seeding.h; >= 0 and

@@ -110,6 +110,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{"--weight-decay -0.1", "--weight-decay=-0.1"},
         BadFlag{"--reward-scale-factor nan", "--reward-scale-factor=nan"},
         BadFlag{"--eval-interval -5", "--eval-interval=-5"},
+        BadFlag{"--train-seconds -1",
+                "--train-seconds=-1 is invalid; accepted: 0 (no limit) or a "
+                "number of seconds in (0, 1e9]"},
+        BadFlag{"--train-seconds nan", "--train-seconds=nan"},
+        BadFlag{"--train-seconds 5 --nnodes 2",
+                "--train-seconds=5 is invalid; accepted: 0 with --nnodes=2 "
+                "(a clock shared by several hosts is not implemented)"},
         BadFlag{"--learner --processes 1",
                 "--processes=1 is invalid; accepted: an integer >= 2 with "
                 "--learner"},
@@ -1096,6 +1103,43 @@ TEST(TrainA3CTest, ALearnerTrainsFromTheBufferAndReportsIt) {
   const proto::Checkpoint finish =
       LoadCheckpointDir((folder / "6000_finish").string());
   EXPECT_GT(finish.parameters_size(), 0);
+}
+
+// --train-seconds ends a run its steps would not: exit 0, <t>_finish/
+// named by the step the run reached is saved and is the final agent the
+// final evaluation measures.
+TEST(TrainA3CTest, TrainSecondsEndsTheRunAndItsFinalAgentIsMeasured) {
+  TempDir dir("train_seconds");
+  const ProcessRun run = TrainA3C(
+      "--outdir " + dir.str() +
+      " --env CartPole-v1 --processes 2 --steps 1000000000"
+      " --train-seconds 1 --eval-interval 0 --final-eval-n-runs 2 --quiet");
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("stopped by --train-seconds 1.0 at step "),
+            std::string::npos)
+      << run.output;
+  const fs::path folder = RunFolder(run);
+  std::vector<std::string> finishes;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 7 && name.substr(name.size() - 7) == "_finish") {
+      finishes.push_back(name);
+    }
+  }
+  ASSERT_EQ(finishes.size(), 1u) << run.output;
+  const int64_t step = std::stoll(finishes[0]);
+  EXPECT_GT(step, 0);
+  EXPECT_LT(step, 1000000000);
+  EXPECT_NE(run.output.find("final agent: " + (folder / finishes[0]).string()),
+            std::string::npos)
+      << run.output;
+  EXPECT_GT(
+      LoadCheckpointDir((folder / finishes[0]).string()).parameters_size(), 0);
+  const auto evaluations = ReadLines(folder / "final_eval.tsv");
+  ASSERT_GE(evaluations.size(), 2u);
+  EXPECT_EQ(testing::Split(evaluations[1], '\t').at(1), finishes[0])
+      << evaluations[1];
+  EXPECT_EQ(RecordedOption(folder, "train-seconds"), "1");
 }
 
 // --reuse R holds the learner and the workers to R rows trained a row
