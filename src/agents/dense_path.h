@@ -171,7 +171,7 @@ class DenseActorCritic {
   // them again). Set before the first Forward.
   void set_kept_columns_bytes(int64_t bytes) { kept_columns_bytes_ = bytes; }
   // Whether products are cut into the pieces OpenBLAS's small-matrix
-  // kernels take (dense_path.cc): by default where the BLAS is OpenBLAS on
+  // kernels take (dense_kernels.h): by default where the BLAS is OpenBLAS on
   // one of its AVX-512 kernels, which have them. Tests set both ways; the
   // results are the same within rounding.
   void set_small_products(bool on) { small_products_ = on; }

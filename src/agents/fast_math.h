@@ -1,8 +1,8 @@
 // exp, the logistic sigmoid and tanh in float over arrays, vectorized: the
-// fast path (agents/dense_path.cc) applies them to the LSTM gates, tanh
-// layers and the Gaussian mean's squashing, where glibc's scalar expf and
-// exp calls (one element at a time) and the loops around them took 19% of
-// the fc-softmax-lstm loop with 16 environments (perf).
+// fast path (agents/dense_lstm.cc, dense_kernels.h) applies them to the LSTM
+// gates, tanh layers and the Gaussian mean's squashing, where glibc's scalar
+// expf and exp calls (one element at a time) and the loops around them took 19%
+// of the fc-softmax-lstm loop with 16 environments (perf).
 //
 // The algorithms are Cephes' single-precision expf and tanhf (S. Moshier):
 // exp reduces x by n ln 2 (n = round(x / ln 2), ln 2 in two parts so that
