@@ -420,15 +420,16 @@ void ActorCriticAgent::BatchObserveAndTrain(
   rollout_.Clear();
 }
 
-void ActorCriticAgent::LearnFrom(Rollout* batch) {
+void ActorCriticAgent::LearnFrom(Rollout* batch, int64_t acted_updates) {
   ASYNCRL_CHECK(!awaiting_outcome_);
   std::swap(rollout_, *batch);
   // Not acted with the local copy: the update recomputes every output.
   rollout_version_ = local_version_ - 1;
-  // The learner is the only process that steps the shared parameters:
-  // its copy is theirs, and a step is never scaled for policy lag (the
-  // targets correct for the segments' age instead).
-  acting_params_updates_ = counters_->updates.load(std::memory_order_relaxed);
+  // The learner is the only process that steps the shared parameters: its
+  // copy is theirs. The policy lag is the rows' age; a step is never
+  // scaled for it (the targets correct for it instead).
+  acting_params_updates_ = std::min(
+      acted_updates, counters_->updates.load(std::memory_order_relaxed));
   acted_elsewhere_ = true;
   struct Restore {
     ActorCriticAgent* agent;
@@ -553,8 +554,9 @@ ActorCriticAgent::AppliedStep ActorCriticAgent::ApplyGradient() {
     // (workers count an update after applying it): the copy includes it.
     copied_at = counters_->updates.load(std::memory_order_relaxed);
     OptimizerOptions stepped = common().optimizer;
-    stepped.lr *=
-        StepSizeFactor(common(), copied_at, copied_at - acting_params_updates_);
+    stepped.lr *= StepSizeFactor(
+        common(), copied_at,
+        acted_elsewhere_ ? 0 : copied_at - acting_params_updates_);
     if (stepped.adam()) {
       // Adam's step count is the run's update count (Hogwild: workers
       // stepping at once may share a count).

@@ -182,8 +182,11 @@ class ActorCriticAgent : public BatchAgent,
   // The learner's side: one update from `batch` (a rollout acted
   // elsewhere, with older parameters: the algorithm's targets must correct
   // for it), as if this agent had acted it; `batch` is left as it was.
-  // Throws what Learn() throws.
-  void LearnFrom(Rollout* batch);
+  // `acted_updates`: the run's update count when the oldest of its rows
+  // acted; the update's policy lag (and the run's, SharedCounters) is the
+  // updates since, and never scales its step (--lag-tolerance: the targets
+  // correct for the age instead). Throws what Learn() throws.
+  void LearnFrom(Rollout* batch, int64_t acted_updates);
 
   // Greedy (true) or sampled (false) actions in Act() from now on
   // (act_deterministically).

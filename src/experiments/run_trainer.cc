@@ -18,6 +18,7 @@
 #include "asyncrl/agents/policy_script.h"
 #include "asyncrl/agents/torch_setup.h"
 #include "asyncrl/envs/fault_injection.h"
+#include "asyncrl/envs/games/connect_four_solver.h"
 #include "asyncrl/envs/games/self_play_env.h"
 #include "asyncrl/envs/registry.h"
 #include "asyncrl/envs/wrappers.h"
@@ -289,6 +290,11 @@ class TrainerRun {
                   r.opponent.c_str(), static_cast<long long>(r.Games()),
                   first.c_str(), second.c_str(), r.WinRate(), r.DrawRate(),
                   r.LossRate());
+    }
+    // Connect Four: the solver's judge, as every evaluation reports it.
+    if (game.game().Name() == "ConnectFour") {
+      std::printf("judge: %.3f of %zu positions keep their value\n",
+                  JudgeAgreement(agent), ConnectFourJudgeSet().size());
     }
     std::fflush(stdout);
   }

@@ -82,6 +82,20 @@ TEST(GamesTrainTest, TheTotalScoreCanChooseTheBestAgent) {
     EXPECT_GE(judge, 0.0);
     EXPECT_LE(judge, 1.0);
   }
+  // --demo adds the judge's line under Connect Four's table.
+  const ProcessRun c4_demo =
+      TrainA3C("--env ConnectFour --demo --load " +
+               (RunFolder(c4) / "2000_finish").string() +
+               " --eval-n-runs 2 --eval-opponents random");
+  ASSERT_EQ(c4_demo.status, 0) << c4_demo.output;
+  const size_t at = c4_demo.output.find("judge: ");
+  ASSERT_NE(at, std::string::npos) << c4_demo.output;
+  const double demo_judge = std::stod(c4_demo.output.substr(at + 7));
+  EXPECT_GE(demo_judge, 0.0);
+  EXPECT_LE(demo_judge, 1.0);
+  EXPECT_NE(c4_demo.output.find(" of 200 positions keep their value"),
+            std::string::npos)
+      << c4_demo.output;
   const proto::Checkpoint finish =
       LoadCheckpointDir((run / "3000_finish").string());
   // The first snapshot took the initial rating.
@@ -271,6 +285,7 @@ TEST(GamesTrainTest, SelfPlayWritesOpponentColumnsEloAndAPoolThatResumes) {
     EXPECT_NE(demo.output.find(row), std::string::npos) << demo.output;
   }
   EXPECT_NE(demo.output.find("moving first: W/D/L"), std::string::npos);
+  EXPECT_EQ(demo.output.find("judge: "), std::string::npos);  // Connect Four's.
 }
 
 TEST(GamesTrainTest, AWorkerFailingMidGameStopsTheRunAndSavesThePool) {

@@ -275,9 +275,10 @@ struct Episode {
   }
 };
 
-A3C MakeAgent(bool fresh_params) {
+A3C MakeAgent(bool fresh_params, double lag_tolerance = 0) {
   torch::manual_seed(7);
   A3COptions options;
+  options.lag_tolerance = lag_tolerance;
   options.t_max = 4;
   options.beta = 0.05;
   options.max_grad_norm = 0;
@@ -344,7 +345,7 @@ TEST(LearnerUpdateTest, LearningFromDecodedSegmentsEqualsLearningInPlace) {
   for (size_t s : starts) records.push_back(bytes.data() + s);
   DecodeBatch(records, shape, &batch);
   const std::vector<float> before = shared.params;
-  learner.LearnFrom(&batch);
+  learner.LearnFrom(&batch, 0);
   EXPECT_EQ(learner.num_updates(), 1);
   EXPECT_EQ(shared.counters.updates.load(), 1);
   EXPECT_NE(shared.params, before);
@@ -370,6 +371,30 @@ TEST(LearnerUpdateTest, LearningFromDecodedSegmentsEqualsLearningInPlace) {
   // The batch is the caller's again, as it was.
   EXPECT_EQ(batch.rows(), 8);
   EXPECT_EQ(batch.batch, 2);
+
+  // The rows' age is the update's policy lag, the learner's statistic and
+  // the run's (the status line's), and never scales the step: two learners
+  // at the same shared state, one given rows 25 updates old (past
+  // --lag-tolerance 8), step alike.
+  std::vector<std::vector<float>> stepped;
+  for (const int64_t acted : {30, 5}) {
+    Shared copy(learner);
+    copy.params = shared.params;
+    copy.ms = shared.ms;
+    copy.counters.updates.store(30);
+    A3C again = MakeAgent(false, /*lag_tolerance=*/8);
+    again.BindShared(copy.buffers(), false);
+    again.LearnFrom(&batch, acted);
+    EXPECT_EQ(again.last_update().policy_lag, 30 - acted);
+    EXPECT_EQ(copy.counters.policy_lag_sum.load(), 30 - acted);
+    for (const Statistic& s : again.Statistics()) {
+      if (s.name == "policy_lag") {
+        EXPECT_EQ(s.value, 30 - acted);
+      }
+    }
+    stepped.push_back(copy.params);
+  }
+  EXPECT_EQ(stepped[0], stepped[1]);
 }
 
 TEST(LearnerUpdateTest, ANonFiniteRewardStopsTheLearnerBeforeAnyStep) {
@@ -384,7 +409,7 @@ TEST(LearnerUpdateTest, ANonFiniteRewardStopsTheLearnerBeforeAnyStep) {
   batch.rewards[4] = std::nanf("");
   const std::vector<float> before = shared.params;
   try {
-    learner.LearnFrom(&batch);
+    learner.LearnFrom(&batch, 0);
     FAIL() << "no error";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(

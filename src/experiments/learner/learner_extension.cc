@@ -177,10 +177,8 @@ class LearnerPart : public WorkerExtension {
       records.clear();
       for (size_t start : starts) records.push_back(bytes.data() + start);
       const int64_t oldest = DecodeBatch(records, shape_, &batch);
-      const int64_t now =
-          info_.control->agent_counters.updates.load(std::memory_order_relaxed);
-      agent_->LearnFrom(&batch);
-      Record(batch.rows(), std::max<int64_t>(0, now - oldest));
+      agent_->LearnFrom(&batch, oldest);
+      Record(batch.rows());
       CallHooks();
     }
   }
@@ -193,12 +191,10 @@ class LearnerPart : public WorkerExtension {
   }
 
   // The update's figures, and the learner's statistics for the workers
-  // to report (its policy lag: the batches' age, not its own, always 0).
-  void Record(int64_t rows, int64_t lag) {
+  // to report (its policy lag: the batches' age, LearnFrom).
+  void Record(int64_t rows) {
     buffer_->rows_trained.fetch_add(rows, std::memory_order_relaxed);
     buffer_->learner_updates.fetch_add(1, std::memory_order_relaxed);
-    lag_.Add(static_cast<double>(lag));
-    lag_max_.Add(static_cast<double>(lag));
     std::vector<Statistic> stats = agent_->Statistics();
     // After average_value and average_entropy: the update statistics.
     const size_t first = 2;
@@ -206,10 +202,7 @@ class LearnerPart : public WorkerExtension {
         std::min<size_t>(stats.size() - first, LearnerBlock::kMaxStatistics);
     for (size_t i = 0; i < n; ++i) {
       const Statistic& s = stats[first + i];
-      double value = s.value;
-      if (s.name == "policy_lag") value = lag_.Mean();
-      if (s.name == "policy_lag_max") value = lag_max_.Max();
-      block_->statistics[i].store(value, std::memory_order_relaxed);
+      block_->statistics[i].store(s.value, std::memory_order_relaxed);
     }
     block_->count.store(static_cast<int32_t>(n));
   }
@@ -231,8 +224,6 @@ class LearnerPart : public WorkerExtension {
   LearnerBlock* block_;
   ActorCriticAgent* agent_;
   std::mt19937_64 rng_;
-  WindowStat lag_;
-  WindowStat lag_max_;
 };
 
 }  // namespace
