@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -71,6 +72,29 @@ void MetricsChannel::Drain(const std::function<void(const MetricRecord&)>& fn) {
       fn(records[i]);
     }
   }
+}
+
+bool EpisodeMeans::Averaged(const char* tag) {
+  return std::strcmp(tag, "train/episode_return") == 0 ||
+         std::strcmp(tag, "train/episode_length") == 0;
+}
+
+void EpisodeMeans::Add(const MetricRecord& record) {
+  Sum& s = sums_[record.tag];
+  s.sum += record.value;
+  ++s.count;
+  s.step = std::max(s.step, record.step);
+  s.wall_time = std::max(s.wall_time, record.wall_time);
+}
+
+void EpisodeMeans::Flush(const std::function<void(const std::string&, int64_t,
+                                                  double, double)>& write) {
+  for (const auto& [tag, s] : sums_) {
+    if (s.count > 0) {
+      write(tag, s.step, s.sum / static_cast<double>(s.count), s.wall_time);
+    }
+  }
+  sums_.clear();
 }
 
 }  // namespace asyncrl

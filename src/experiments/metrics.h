@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 
 namespace asyncrl {
@@ -41,6 +42,34 @@ class MetricsChannel {
   int read_fd_ = -1;
   int write_fd_ = -1;
   std::atomic<int64_t>* dropped_ = nullptr;  // In a shared mapping.
+};
+
+// The per-episode scalars (train/episode_return, train/episode_length),
+// written by the parent as one mean a second each instead of one record an
+// episode: a task of short episodes (a game, MinAtar early on) ends ten
+// thousand episodes a second, which was 8 MB a second of TensorBoard file
+// and more records than the pipe holds. Each mean is written at the newest
+// step among its episodes (SB3's and Sample Factory's summaries likewise
+// average the episodes of an interval).
+class EpisodeMeans {
+ public:
+  // Whether the parent averages `tag`'s records.
+  static bool Averaged(const char* tag);
+  // One averaged record.
+  void Add(const MetricRecord& record);
+  // Calls `write(tag, step, mean, wall_time)` for every tag with records
+  // since the last Flush (in tag order), then forgets them.
+  void Flush(const std::function<void(const std::string& tag, int64_t step,
+                                      double mean, double wall_time)>& write);
+
+ private:
+  struct Sum {
+    double sum = 0;
+    int64_t count = 0;
+    int64_t step = 0;
+    double wall_time = 0;
+  };
+  std::map<std::string, Sum> sums_;
 };
 
 }  // namespace asyncrl

@@ -84,13 +84,21 @@ class ParentMonitor {
 
   void Tick(bool final_tick) {
     metrics_.Drain([this](const MetricRecord& r) {
-      events_.WriteScalar(r.tag, r.step, r.value, r.wall_time);
+      if (EpisodeMeans::Averaged(r.tag)) {
+        episode_means_.Add(r);
+      } else {
+        events_.WriteScalar(r.tag, r.step, r.value, r.wall_time);
+      }
     });
     const auto now = Clock::now();
     const double dt =
         std::chrono::duration<double>(now - last_rate_time_).count();
     const bool periodic = dt >= 1.0 || final_tick;
     if (periodic) {
+      episode_means_.Flush([this](const std::string& tag, int64_t step,
+                                  double mean, double wall_time) {
+        events_.WriteScalar(tag, step, mean, wall_time);
+      });
       const int64_t step = control_.global_step.load();
       if (dt > 0) {
         events_.WriteScalar("train/steps_per_s", step,
@@ -131,6 +139,7 @@ class ParentMonitor {
   ControlBlock& control_;
   MetricsChannel& metrics_;
   EventWriter& events_;
+  EpisodeMeans episode_means_;
   bool warned_events_ = false;
   Progress& progress_;
   const Extensions& extensions_;

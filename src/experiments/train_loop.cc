@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/interprocess/sync/scoped_lock.hpp>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -17,6 +18,9 @@
 
 namespace asyncrl {
 namespace {
+
+// Worker 0's agent statistics reach TensorBoard at most this often.
+constexpr std::chrono::milliseconds kAgentMetricsInterval{100};
 
 // Claims up to `want` global steps; returns the first claimed step number
 // (1-based) and sets `granted` (0: the budget is spent). The counter never
@@ -135,12 +139,15 @@ class Worker {
   }
 
   // Worker 0 speaks for the agent: statistics and learning rate to the
-  // metrics, and per episode the reference's log lines (at debug).
+  // metrics (at an episode's end, at most every kAgentMetricsInterval: a
+  // game's worker ends thousands of episodes a second), and per episode the
+  // reference's log lines (at debug).
   void ReportWorkerZero(int64_t t, double episode_return) {
     const bool debug = LogEnabled(LogLevel::kDebug);
-    if (ctx_.metrics == nullptr && !debug) return;
+    const bool send = ctx_.metrics != nullptr && AgentMetricsDue();
+    if (!send && !debug) return;
     const std::vector<Statistic> stats = agent_.Statistics();
-    if (ctx_.metrics != nullptr) {
+    if (send) {
       for (const auto& s : stats) {
         ctx_.metrics->Send(("agent/" + s.name).c_str(), t, s.value);
       }
@@ -162,6 +169,13 @@ class Worker {
       }
       Log(LogLevel::kDebug, line + "]");
     }
+  }
+
+  bool AgentMetricsDue() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_agent_metrics_) return false;
+    next_agent_metrics_ = now + kAgentMetricsInterval;
+    return true;
   }
 
   // Claims up to `want` step numbers: from the run's counter, or from the
@@ -451,6 +465,7 @@ class Worker {
   int64_t local_steps_ = 0;
   Rows rows_;
   EnvBatch* batch_ = nullptr;
+  std::chrono::steady_clock::time_point next_agent_metrics_{};
 };
 
 }  // namespace

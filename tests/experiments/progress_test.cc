@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "asyncrl/experiments/learning_curve.h"
 #include "asyncrl/experiments/metrics.h"
@@ -177,6 +180,57 @@ TEST(MetricsChannelTest, RecordsFromChildrenReachTheParentWhole) {
   });
   EXPECT_EQ(count, kChildren * kRecords);
   EXPECT_DOUBLE_EQ(sum, kChildren * (kRecords - 1) * kRecords / 2.0);
+}
+
+// The per-episode scalars are written as one mean a second: each tag's
+// mean since the last flush, at its newest step; other tags are not
+// averaged.
+TEST(EpisodeMeansTest, AveragesEachTagSinceTheLastFlush) {
+  EXPECT_TRUE(EpisodeMeans::Averaged("train/episode_return"));
+  EXPECT_TRUE(EpisodeMeans::Averaged("train/episode_length"));
+  EXPECT_FALSE(EpisodeMeans::Averaged("train/lr"));
+  EXPECT_FALSE(EpisodeMeans::Averaged("eval/mean"));
+  EpisodeMeans means;
+  const auto record = [](const char* tag, int64_t step, double value,
+                         double wall) {
+    MetricRecord r;
+    std::snprintf(r.tag, sizeof(r.tag), "%s", tag);
+    r.step = step;
+    r.value = value;
+    r.wall_time = wall;
+    return r;
+  };
+  // Two workers' episodes, not in step order.
+  means.Add(record("train/episode_return", 120, 1.0, 10.5));
+  means.Add(record("train/episode_return", 100, -0.5, 10.2));
+  means.Add(record("train/episode_length", 120, 9, 10.5));
+  means.Add(record("train/episode_return", 90, 2.0, 10.1));
+  struct Written {
+    std::string tag;
+    int64_t step;
+    double mean, wall;
+  };
+  std::vector<Written> written;
+  const auto write = [&](const std::string& tag, int64_t step, double mean,
+                         double wall) {
+    written.push_back({tag, step, mean, wall});
+  };
+  means.Flush(write);
+  ASSERT_EQ(written.size(), 2u);
+  EXPECT_EQ(written[0].tag, "train/episode_length");
+  EXPECT_EQ(written[0].step, 120);
+  EXPECT_DOUBLE_EQ(written[0].mean, 9);
+  EXPECT_EQ(written[1].tag, "train/episode_return");
+  EXPECT_EQ(written[1].step, 120);
+  EXPECT_DOUBLE_EQ(written[1].mean, 2.5 / 3);
+  EXPECT_DOUBLE_EQ(written[1].wall, 10.5);
+  written.clear();
+  means.Flush(write);  // Nothing since.
+  EXPECT_TRUE(written.empty());
+  means.Add(record("train/episode_return", 130, 4.0, 11.0));
+  means.Flush(write);
+  ASSERT_EQ(written.size(), 1u);
+  EXPECT_DOUBLE_EQ(written[0].mean, 4.0);
 }
 
 }  // namespace
