@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Plots scripts/experiments/learner_ab.sh's runs: per task, the evaluation
-mean (scores.txt) of every seed's run against the steps and against the
-training time (scores.txt's elapsed), Hogwild and --learner, with each
-mode's median over the seeds in bold. Writes DIR/learner-ab.svg.
+"""Plots scripts/experiments/learner_ab.sh's and learner_games_ab.sh's runs:
+per task (DIR/<task>/<mode>/seed*/<run>/scores.txt), a scores.txt column
+(the evaluation mean unless COLUMN is given: a game's loss_minimax or
+judge) of every seed's run against the steps and against the training time
+(scores.txt's elapsed), Hogwild and --learner, with each mode's median over
+the seeds in bold. Writes OUT (DIR/learner-ab.svg unless given).
 
-Usage: scripts/experiments/learner_plot.py DIR
+Usage: scripts/experiments/learner_plot.py DIR [COLUMN [OUT]]
 Only Python's standard library is used.
 """
 
@@ -17,20 +19,24 @@ PANEL_W, PANEL_H, TOP, LEFT, GAP = 340, 200, 56, 64, 70
 COLOURS = {"hogwild": "#1f77b4", "learner": "#d62728"}
 
 
-def read_scores(path):
+def read_scores(path, column):
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     header = lines[0].split("\t")
+    if column not in header:
+        return None  # Another task's column (a game's judge).
     rows = [dict(zip(header, line.split("\t"))) for line in lines[1:]]
-    return [(float(r["steps"]), float(r["elapsed"]), float(r["mean"]))
+    return [(float(r["steps"]), float(r["elapsed"]), float(r[column]))
             for r in rows]
 
 
-def runs(root, task, mode):
+def runs(root, task, mode, column):
     out = []
     for path in sorted(glob.glob(os.path.join(root, task, mode, "seed*", "*",
                                               "scores.txt"))):
-        out.append(read_scores(path))
+        curve = read_scores(path, column)
+        if curve:
+            out.append(curve)
     return out
 
 
@@ -75,35 +81,42 @@ def panel(x0, y0, title, xlabel, data, axis):
 
 
 def main():
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: scripts/experiments/learner_plot.py DIR")
+    if not 2 <= len(sys.argv) <= 4:
+        raise SystemExit(
+            "usage: scripts/experiments/learner_plot.py DIR [COLUMN [OUT]]")
     root = sys.argv[1]
+    column = sys.argv[2] if len(sys.argv) > 2 else "mean"
+    path = (sys.argv[3] if len(sys.argv) > 3 else
+            os.path.join(root, "learner-ab.svg"))
     tasks = sorted(d for d in os.listdir(root)
                    if os.path.isdir(os.path.join(root, d)))
+    # Per task, the modes with runs that have the column.
+    plotted = []
+    for task in tasks:
+        data = {mode: runs(root, task, mode, column) for mode in COLOURS}
+        data = {m: c for m, c in data.items() if c}
+        if data:
+            plotted.append((task, data))
+    tasks = [task for task, _ in plotted]
     width = LEFT + 2 * PANEL_W + GAP + 20
     height = TOP + len(tasks) * (PANEL_H + GAP)
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
            f'height="{height}" font-family="sans-serif">',
            f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{LEFT}" y="20" font-size="14">Evaluation mean, each '
-           'seed thin, median bold</text>']
+           f'<text x="{LEFT}" y="20" font-size="14">Evaluation {column}, '
+           'each seed thin, median bold</text>']
     x = LEFT
     for mode, colour in COLOURS.items():
-        name = "Hogwild preset" if mode == "hogwild" else "--learner"
+        name = "Hogwild" if mode == "hogwild" else "--learner"
         svg.append(f'<text x="{x}" y="38" font-size="12" fill="{colour}">'
                    f'{name}</text>')
         x += 140
-    for i, task in enumerate(tasks):
-        data = {mode: runs(root, task, mode) for mode in COLOURS}
-        data = {m: c for m, c in data.items() if c}
-        if not data:
-            continue
+    for i, (task, data) in enumerate(plotted):
         y0 = TOP + 20 + i * (PANEL_H + GAP)
         svg += panel(LEFT, y0, f"{task}: against steps", "steps", data, 0)
         svg += panel(LEFT + PANEL_W + GAP, y0, f"{task}: against time",
                      "training time", data, 1)
     svg.append("</svg>")
-    path = os.path.join(root, "learner-ab.svg")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(svg) + "\n")
     print(f"learner_plot: {path}")
