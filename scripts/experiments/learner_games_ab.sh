@@ -16,7 +16,8 @@
 #          scripts/experiments/learner_games_ab.sh DIR GAME SECONDS "SEEDS"
 #   HOGWILD="--env TicTacToe --steps 10000000000" LEARNER="$HOGWILD" \
 #     scripts/experiments/learner_games_ab.sh docs/learner TicTacToe 60 "11 12 13 14 15"
-# Environment: PROCESSES (2), GAMES (1000).
+# Environment: PROCESSES (2), GAMES (1000), MODES ("hogwild learner"; one
+# of them to run only that mode).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 usage="usage: HOGWILD=flags LEARNER=flags scripts/experiments/learner_games_ab.sh DIR GAME SECONDS SEEDS"
@@ -30,6 +31,7 @@ bin=build/apps/train_a3c
 [ -x "$bin" ] || { echo "learner_games_ab: build $bin first" >&2; exit 1; }
 processes=${PROCESSES:-2}
 games=${GAMES:-1000}
+modes=${MODES:-"hogwild learner"}
 tsv=$dir/$game-${seconds}s.tsv
 mkdir -p "$dir"
 
@@ -39,7 +41,7 @@ mkdir -p "$dir"
 } > "$tsv"
 header=0
 for seed in $seeds; do
-  for mode in hogwild learner; do
+  for mode in $modes; do
     out=$dir/$game/$mode/seed$seed
     flags=("${hogwild_flags[@]}")
     [ "$mode" = learner ] && flags=(--learner "${learner_flags[@]}")
