@@ -3,7 +3,8 @@
 # Hogwild training on a two-player game, on one machine and the same wall
 # time: each run trains for SECONDS (--train-seconds), with 2 processes
 # (Hogwild: 2 learning workers; --learner: 1 worker and the learner), each
-# mode's own flags (HOGWILD and LEARNER; --learner is added to the latter).
+# mode's own flags (HOGWILD and LEARNER, without --env: the script gives
+# the game; --learner is added to the latter).
 # The final agent (<t>_finish/) then plays GAMES games against every
 # evaluation opponent, half moving first, with its most probable move
 # (--demo); Connect Four's demo adds the solver's judge (the share of 200
@@ -14,7 +15,7 @@
 #
 # Usage: HOGWILD="flags" LEARNER="flags" \
 #          scripts/experiments/learner_games_ab.sh DIR GAME SECONDS "SEEDS"
-#   HOGWILD="--env TicTacToe --steps 10000000000" LEARNER="$HOGWILD" \
+#   HOGWILD="--steps 10000000000 --act-deterministically" LEARNER="$HOGWILD" \
 #     scripts/experiments/learner_games_ab.sh docs/learner TicTacToe 60 "11 12 13 14 15"
 # Environment: PROCESSES (2), GAMES (1000), MODES ("hogwild learner"; one
 # of them to run only that mode).

@@ -97,9 +97,12 @@ def main():
         data = {m: c for m, c in data.items() if c}
         if data:
             plotted.append((task, data))
-    tasks = [task for task, _ in plotted]
+    if not plotted:
+        raise SystemExit(f"learner_plot: no run under {root} has a scores.txt "
+                         f"column {column!r}; accepted: a column of their "
+                         "scores.txt header (mean, judge, loss_minimax, ...)")
     width = LEFT + 2 * PANEL_W + GAP + 20
-    height = TOP + len(tasks) * (PANEL_H + GAP)
+    height = TOP + len(plotted) * (PANEL_H + GAP)
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
            f'height="{height}" font-family="sans-serif">',
            f'<rect width="{width}" height="{height}" fill="white"/>',

@@ -164,6 +164,7 @@ class TrainerRun {
     // First: its column comes right after the agent's statistics.
     extensions.push_back(std::make_shared<TrainingReturnsExtension>());
     extensions.push_back(std::make_shared<PolicyCollapseExtension>());
+    extensions.push_back(std::make_shared<TimeBudgetExtension>());
     if (f_.curriculum) {
       extensions.push_back(
           std::make_shared<CurriculumExtension>(f_.curriculum));
@@ -175,10 +176,6 @@ class TrainerRun {
     }
     if (f_.dist.Enabled()) {
       extensions.push_back(std::make_shared<HostsExtension>(f_.dist));
-    }
-    if (f_.train.train_seconds > 0) {
-      extensions.push_back(
-          std::make_shared<TimeBudgetExtension>(f_.train.train_seconds));
     }
     if (plugins_.extensions) {
       AppendProgramOwn(plugins_.extensions(f_),

@@ -17,9 +17,8 @@ std::string Seconds(double s) {
 
 }  // namespace
 
-TimeBudgetExtension::TimeBudgetExtension(double seconds) : seconds_(seconds) {}
-
 void TimeBudgetExtension::Configure(const TrainOptions& options, Env&) {
+  seconds_ = options.train_seconds;
   steps_ = options.steps;
   outdir_ = options.outdir;
 }
@@ -35,7 +34,7 @@ void TimeBudgetExtension::Start(const RunInfo& run) { save_ = run.save; }
 
 void TimeBudgetExtension::WorkersStarted() {
   start_ = now_();
-  started_ = true;
+  started_ = seconds_ > 0;
 }
 
 double TimeBudgetExtension::Elapsed() const {

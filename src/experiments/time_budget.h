@@ -7,7 +7,9 @@
 // it as the final agent, the exit status is 0 and the run's end says that
 // the clock stopped it. The clock starts when the workers are forked (the
 // checkpoint load and the network's set-up are not counted) and counts
-// evaluations. A resumed run has the budget its own command gives.
+// evaluations. A resumed run has the budget its own command gives. The
+// budget is TrainOptions::train_seconds (0: none, and the extension does
+// nothing).
 #ifndef ASYNCRL_EXPERIMENTS_TIME_BUDGET_H_
 #define ASYNCRL_EXPERIMENTS_TIME_BUDGET_H_
 
@@ -23,9 +25,6 @@ namespace asyncrl {
 class TimeBudgetExtension : public TrainerExtension {
  public:
   using Clock = std::chrono::steady_clock;
-
-  // `seconds` > 0.
-  explicit TimeBudgetExtension(double seconds);
 
   std::string Name() const override { return "time budget"; }
   void Configure(const TrainOptions& options, Env& probe) override;
@@ -48,7 +47,7 @@ class TimeBudgetExtension : public TrainerExtension {
  private:
   double Elapsed() const;
 
-  double seconds_;
+  double seconds_ = 0;  // 0: no budget.
   int64_t steps_ = 0;
   std::string outdir_;
   ControlBlock* control_ = nullptr;

@@ -26,7 +26,8 @@ struct TrainOptions {
   int processes = 1;         // Worker processes, [1, kMaxWorkers].
   int64_t steps = 80000000;  // Global steps to train, >= 1.
   // Wall-clock seconds of training after which the run ends as if its
-  // steps were spent (RunTrainer's TimeBudgetExtension); 0: no limit.
+  // steps were spent (RunTrainer's TimeBudgetExtension,
+  // experiments/time_budget.h); 0: no limit.
   double train_seconds = 0;
   int envs_per_process =
       1;  // K environments stepped as a batch, [1, kMaxWorkers].

@@ -28,12 +28,12 @@ class TimeBudgetTest : public ::testing::Test {
  protected:
   TimeBudgetTest()
       : dir_(::testing::UnitTest::GetInstance()->current_test_info()->name()),
-        extension_(60.0),
         events_(dir_.str()) {
     extension_.SetClock([this] { return now_; });
     TrainOptions options;
     options.outdir = dir_.str();
     options.steps = 1000;
+    options.train_seconds = 60;
     auto probe = MakeEnv("CartPole-v1");
     extension_.Configure(options, *probe);
     region_ = std::make_unique<SharedRegion>(1, 1, std::vector<size_t>{0});
@@ -96,6 +96,27 @@ TEST_F(TimeBudgetTest, EndsTheRunOnceItsSecondsAreSpentAndSavesTheFinalAgent) {
   // The final evaluation takes that folder as the final agent.
   std::filesystem::create_directories(finish);
   EXPECT_EQ(FinalAgentDir(dir_.path(), 1000, 432).string(), finish);
+}
+
+// Without a budget (train_seconds 0, the default) the extension, which
+// RunTrainer always adds, does nothing.
+TEST_F(TimeBudgetTest, WithoutABudgetNothingEnds) {
+  TrainOptions options;
+  options.outdir = dir_.str();
+  options.steps = 1000;
+  auto probe = MakeEnv("CartPole-v1");
+  extension_.Configure(options, *probe);
+  extension_.WorkersStarted();
+  EXPECT_EQ(extension_.Status(), "");
+  Advance(1e6);
+  Tick();
+  EXPECT_EQ(control().training_done.load(), 0);
+  EXPECT_FALSE(extension_.stopped());
+  RunEnd end;
+  end.step = 1000;
+  extension_.Conclude(GroupReport{}, &end);
+  EXPECT_TRUE(end.notes.empty());
+  EXPECT_TRUE(saved_.empty());
 }
 
 // A run whose steps are spent, or whose evaluation succeeded, before the
